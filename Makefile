@@ -1,0 +1,104 @@
+# training-operator: a drop-in replacement for the Kubeflow Training Operator v1.
+SHELL := /usr/bin/env bash -o pipefail
+.SHELLFLAGS := -ec
+
+export GOPROXY ?= https://proxy.golang.org
+export GOFLAGS ?= -mod=mod
+export GOTOOLCHAIN ?= local
+
+CONTROLLER_GEN := go run sigs.k8s.io/controller-tools/cmd/controller-gen
+GOLANGCI_LINT_VERSION := v2.15.0
+CACHE_ROOT := $(or $(TRAINING_OPERATOR_CACHE),$(XDG_CACHE_HOME),$(HOME)/.cache)/training-operator
+GOLANGCI_LINT := $(CACHE_ROOT)/tools/golangci-lint-$(GOLANGCI_LINT_VERSION)
+# Control-plane binaries (etcd, kube-apiserver, ...) live in a cache outside the clone.
+CONTROLPLANE_BIN = $(shell hack/controlplane.sh --print-dir)
+TEST_TIMEOUT ?= 40m
+TEST_PARALLEL ?= 2
+
+.PHONY: all
+all: build
+
+##@ Development
+
+.PHONY: generate
+generate: ## Regenerate deepcopy code.
+	$(CONTROLLER_GEN) object:headerFile=hack/boilerplate.go.txt paths=./apis/...
+
+.PHONY: manifests
+manifests: ## Regenerate CRDs, RBAC and webhook manifests.
+	$(CONTROLLER_GEN) crd paths=./apis/kubeflow.org/... output:crd:artifacts:config=config/crd/bases
+	$(CONTROLLER_GEN) rbac:roleName=training-operator paths=./controllers/... output:rbac:artifacts:config=config/rbac
+	@if compgen -G "webhooks/*.go" >/dev/null; then \
+		$(CONTROLLER_GEN) webhook paths=./webhooks/... output:webhook:artifacts:config=config/webhook; fi
+
+.PHONY: fmt
+fmt: ## Format the code.
+	gofmt -s -w $$(git ls-files '*.go')
+
+.PHONY: fmt-check
+fmt-check:
+	@out=$$(gofmt -s -l $$(git ls-files -co --exclude-standard '*.go')); \
+	if [[ -n "$$out" ]]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+
+.PHONY: vet
+vet: ## go vet.
+	go vet ./...
+
+$(GOLANGCI_LINT):
+	mkdir -p $(dir $@)
+	GOBIN=$(CACHE_ROOT)/tools/gobin-lint go install github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$(GOLANGCI_LINT_VERSION)
+	mv $(CACHE_ROOT)/tools/gobin-lint/golangci-lint $@
+
+.PHONY: lint
+lint: $(GOLANGCI_LINT) ## golangci-lint (built once into the cache).
+	$(GOLANGCI_LINT) run ./...
+
+.PHONY: verify
+verify: generate manifests fmt-check vet ## Fail when generated files are stale.
+	@git add -N . >/dev/null 2>&1 || true
+	@if ! git diff --quiet -- apis config; then \
+		echo "generated files are stale; run 'make generate manifests' and commit:"; \
+		git diff --stat -- apis config; exit 1; fi
+
+.PHONY: build
+build: ## Build the operator binary into bin/manager.
+	go build -o bin/manager .
+
+.PHONY: controlplane
+controlplane: ## Build (once, cached) etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kwok, helm.
+	hack/controlplane.sh
+
+##@ Tests
+
+.PHONY: test
+test: controlplane verify test-unit test-integration e2e ## Run every test: unit, integration and e2e.
+
+.PHONY: test-unit
+test-unit: ## Unit tests (no cluster).
+	go test -count=1 $$(go list ./... | grep -v -e /e2e -e /test/integration)
+
+.PHONY: test-integration
+test-integration: controlplane ## Integration tests on a real local apiserver.
+	KUBEBUILDER_ASSETS=$(CONTROLPLANE_BIN) go test -count=1 -timeout $(TEST_TIMEOUT) -p $(TEST_PARALLEL) ./test/integration/... ./e2e/cluster/...
+
+.PHONY: e2e
+e2e: controlplane build ## End-to-end suite on the local control plane with fake GPU nodes.
+	KUBEBUILDER_ASSETS=$(CONTROLPLANE_BIN) go test -count=1 -timeout $(TEST_TIMEOUT) ./e2e/suite/... -args -ginkgo.v
+
+.PHONY: e2e-kind
+e2e-kind: ## End-to-end suite on kind (needs Docker); see e2e/kind/README.md.
+	hack/e2e-kind.sh
+
+.PHONY: bench
+bench: ## Benchmarks on the local control plane.
+	hack/bench.sh
+
+##@ Run
+
+.PHONY: dev
+dev: controlplane build ## Run the operator on a local sandbox cluster until Ctrl-C.
+	go run ./hack/sandbox --nodes 4 --crds config/crd/bases --run "bin/manager --leader-elect=false --metrics-bind-address=127.0.0.1:8080 --health-probe-bind-address=127.0.0.1:8081 --zap-devel"
+
+.PHONY: help
+help:
+	@awk 'BEGIN {FS = ":.*##"} /^[a-zA-Z_-]+:.*?##/ { printf "  %-18s %s\n", $$1, $$2 }' $(MAKEFILE_LIST)

@@ -1,0 +1,299 @@
+/*
+Copyright 2026 The training-operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package v1alpha1
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// Names of the six job kinds (schemes) the operator can run. They are the
+// values accepted by enabledSchemes and as keys of controller.concurrency.
+const (
+	SchemePyTorchJob = "PyTorchJob"
+	SchemeTFJob      = "TFJob"
+	SchemeMPIJob     = "MPIJob"
+	SchemeXGBoostJob = "XGBoostJob"
+	SchemePaddleJob  = "PaddleJob"
+	SchemeJAXJob     = "JAXJob"
+)
+
+// AllSchemes returns the names of every supported job kind, in the order
+// controllers are set up. The slice is a fresh copy on every call.
+func AllSchemes() []string {
+	return []string{SchemePyTorchJob, SchemeTFJob, SchemeMPIJob, SchemeXGBoostJob, SchemePaddleJob, SchemeJAXJob}
+}
+
+// CertManagement selects where the webhook serving certificate comes from.
+type CertManagement string
+
+const (
+	// CertManagementSelfSigned makes the operator generate a self-signed CA and
+	// serving certificate, store them in the webhook Secret, rotate them and
+	// inject the CA bundle into its webhook configurations (v1 behaviour).
+	CertManagementSelfSigned CertManagement = "self-signed"
+	// CertManagementCertManager expects cert-manager to issue the certificate
+	// into the webhook Secret and to inject the CA bundle
+	// (cert-manager.io/inject-ca-from); the operator only waits for the files.
+	CertManagementCertManager CertManagement = "cert-manager"
+	// CertManagementNone expects the certificate files to be provided in
+	// webhook.certDir by other means; the operator neither creates nor
+	// injects anything.
+	CertManagementNone CertManagement = "none"
+)
+
+// +kubebuilder:object:root=true
+
+// Configuration is the file-based configuration of the training operator
+// (apiVersion config.training-operator.io/v1alpha1, kind Configuration).
+// Omitted fields take the documented defaults. Command-line flags with the
+// Kubeflow Training Operator v1 names override the file when they are given.
+type Configuration struct {
+	metav1.TypeMeta `json:",inline"`
+
+	// Namespace restricts the operator to jobs, pods and services in one
+	// namespace. Empty (the default) watches all namespaces.
+	// Flag: --namespace (default: $KUBEFLOW_NAMESPACE).
+	// +optional
+	Namespace string `json:"namespace,omitempty"`
+
+	// EnabledSchemes lists the job kinds whose controllers and webhooks are
+	// started. Names are matched case-insensitively against PyTorchJob, TFJob,
+	// MPIJob, XGBoostJob, PaddleJob and JAXJob. Empty (the default) enables all six.
+	// Flag: --enable-scheme (repeatable).
+	// +optional
+	EnabledSchemes []string `json:"enabledSchemes,omitempty"`
+
+	// GangScheduling configures PodGroup-based gang scheduling.
+	// +optional
+	GangScheduling GangScheduling `json:"gangScheduling,omitempty"`
+
+	// Controller configures the job reconcilers.
+	// +optional
+	Controller Controller `json:"controller,omitempty"`
+
+	// ClientConnection configures the operator's connection to the kube-apiserver.
+	// +optional
+	ClientConnection ClientConnection `json:"clientConnection,omitempty"`
+
+	// Webhook configures the admission webhook server and its certificate.
+	// +optional
+	Webhook Webhook `json:"webhook,omitempty"`
+
+	// Metrics configures the Prometheus metrics endpoint.
+	// +optional
+	Metrics Metrics `json:"metrics,omitempty"`
+
+	// Health configures the liveness (/healthz) and readiness (/readyz) endpoint.
+	// +optional
+	Health Health `json:"health,omitempty"`
+
+	// LeaderElection configures leader election between operator replicas.
+	// +optional
+	LeaderElection LeaderElection `json:"leaderElection,omitempty"`
+
+	// PyTorchInitContainer configures the init container added to PyTorchJob
+	// workers that waits until the master is resolvable and reachable.
+	// +optional
+	PyTorchInitContainer PyTorchInitContainer `json:"pytorchInitContainer,omitempty"`
+
+	// MPI configures MPIJob-specific settings.
+	// +optional
+	MPI MPI `json:"mpi,omitempty"`
+}
+
+// GangScheduling configures gang scheduling. The backend is chosen per job:
+// a replica template whose schedulerName is "volcano" selects Volcano, one
+// whose schedulerName equals SchedulerPluginsSchedulerName selects the
+// scheduler-plugins coscheduling plugin; otherwise SchedulerName applies.
+type GangScheduling struct {
+	// SchedulerName is the operator-wide default gang scheduler, with the
+	// semantics of v1's flag: empty (the default) disables gang scheduling for
+	// jobs that do not select a gang scheduler themselves; "volcano" (matched
+	// case-insensitively) selects Volcano; any other value selects
+	// scheduler-plugins and is set as the pods' schedulerName when a template
+	// leaves it empty.
+	// Flag: --gang-scheduler-name.
+	// +optional
+	SchedulerName string `json:"schedulerName,omitempty"`
+
+	// SchedulerPluginsSchedulerName is the schedulerName of the kube-scheduler
+	// profile that runs the scheduler-plugins coscheduling plugin; a job whose
+	// replica template uses it gets a scheduling.x-k8s.io PodGroup.
+	// Defaults to "scheduler-plugins-scheduler".
+	// +optional
+	SchedulerPluginsSchedulerName string `json:"schedulerPluginsSchedulerName,omitempty"`
+}
+
+// Controller configures the job reconcilers.
+type Controller struct {
+	// DefaultConcurrency is the number of jobs of one kind reconciled in
+	// parallel (MaxConcurrentReconciles) for kinds not listed in Concurrency.
+	// Defaults to 4. Minimum 1.
+	// Flag: --controller-threads (which also clears Concurrency).
+	// +optional
+	DefaultConcurrency *int32 `json:"defaultConcurrency,omitempty"`
+
+	// Concurrency overrides DefaultConcurrency per job kind. Keys are kind
+	// names (PyTorchJob, TFJob, MPIJob, XGBoostJob, PaddleJob, JAXJob, matched
+	// case-insensitively); values are at least 1.
+	// +optional
+	Concurrency map[string]int32 `json:"concurrency,omitempty"`
+}
+
+// ClientConnection configures the client used to talk to the kube-apiserver.
+type ClientConnection struct {
+	// QPS is the sustained queries per second allowed by the client-side rate
+	// limiter. Defaults to 50. Must be greater than 0.
+	// Flag: --kube-api-qps.
+	// +optional
+	QPS *float32 `json:"qps,omitempty"`
+
+	// Burst is the number of queries allowed above QPS for short periods.
+	// Defaults to 100. Must be greater than 0.
+	// Flag: --kube-api-burst.
+	// +optional
+	Burst *int32 `json:"burst,omitempty"`
+}
+
+// Webhook configures the admission webhook server and its serving certificate.
+type Webhook struct {
+	// Port is the port the webhook server listens on. Defaults to 9443.
+	// Flag: --webhook-server-port.
+	// +optional
+	Port *int32 `json:"port,omitempty"`
+
+	// Host is the address the webhook server binds to. Empty (the default)
+	// listens on all interfaces.
+	// +optional
+	Host string `json:"host,omitempty"`
+
+	// ServiceName is the name of the Service in front of the webhook server;
+	// the serving certificate is issued for <serviceName>.<namespace>.svc.
+	// Defaults to "training-operator".
+	// Flag: --webhook-service-name.
+	// +optional
+	ServiceName string `json:"serviceName,omitempty"`
+
+	// SecretName is the name of the Secret holding the serving certificate.
+	// Defaults to "training-operator-webhook-cert".
+	// Flag: --webhook-secret-name.
+	// +optional
+	SecretName string `json:"secretName,omitempty"`
+
+	// CertDir is the directory the webhook server reads tls.crt and tls.key
+	// from. Defaults to "/tmp/k8s-webhook-server/serving-certs".
+	// +optional
+	CertDir string `json:"certDir,omitempty"`
+
+	// CertManagement selects who provides the serving certificate:
+	// "self-signed" (the default; generated and rotated by the operator),
+	// "cert-manager" or "none" (provided in CertDir by other means).
+	// +optional
+	CertManagement CertManagement `json:"certManagement,omitempty"`
+}
+
+// Metrics configures the Prometheus metrics endpoint.
+type Metrics struct {
+	// BindAddress is the address the metrics server listens on, such as
+	// ":8080". "0" disables the metrics server. Defaults to ":8080".
+	// Flag: --metrics-bind-address.
+	// +optional
+	BindAddress string `json:"bindAddress,omitempty"`
+
+	// Secure serves metrics over HTTPS and requires callers to be
+	// authenticated (TokenReview) and authorized (SubjectAccessReview for
+	// GET on the /metrics non-resource URL). Defaults to false (plain HTTP,
+	// as in v1).
+	// +optional
+	Secure bool `json:"secure,omitempty"`
+}
+
+// Health configures the health probe endpoint.
+type Health struct {
+	// ProbeBindAddress is the address serving /healthz and /readyz, such as
+	// ":8081". "0" disables it. Defaults to ":8081".
+	// Flag: --health-probe-bind-address.
+	// +optional
+	ProbeBindAddress string `json:"probeBindAddress,omitempty"`
+}
+
+// LeaderElection configures leader election through a coordination.k8s.io Lease.
+type LeaderElection struct {
+	// LeaderElect enables leader election, so that only one replica runs the
+	// controllers. Defaults to false.
+	// Flag: --leader-elect.
+	// +optional
+	LeaderElect bool `json:"leaderElect,omitempty"`
+
+	// ResourceName is the name of the Lease. Defaults to
+	// "1ca428e5.training-operator.kubeflow.org" (the v1 value).
+	// Flag: --leader-election-id.
+	// +optional
+	ResourceName string `json:"resourceName,omitempty"`
+
+	// ResourceNamespace is the namespace of the Lease. Empty (the default)
+	// means the namespace the operator runs in.
+	// +optional
+	ResourceNamespace string `json:"resourceNamespace,omitempty"`
+
+	// LeaseDuration is how long non-leaders wait before trying to take over
+	// an unrenewed lease. Defaults to 15s.
+	// +optional
+	LeaseDuration *metav1.Duration `json:"leaseDuration,omitempty"`
+
+	// RenewDeadline is how long the leader keeps retrying to renew before it
+	// gives up leadership. Must be less than LeaseDuration. Defaults to 10s.
+	// +optional
+	RenewDeadline *metav1.Duration `json:"renewDeadline,omitempty"`
+
+	// RetryPeriod is the interval between attempts to acquire or renew the
+	// lease. Must be less than RenewDeadline. Defaults to 2s.
+	// +optional
+	RetryPeriod *metav1.Duration `json:"retryPeriod,omitempty"`
+}
+
+// PyTorchInitContainer configures the init container that makes PyTorchJob
+// workers wait for the master.
+type PyTorchInitContainer struct {
+	// Image is the init container image. Defaults to "alpine:3.10".
+	// Flag: --pytorch-init-container-image.
+	// +optional
+	Image string `json:"image,omitempty"`
+
+	// TemplateFile is a text/template file for the init container; it is
+	// used only if the file exists, otherwise the built-in template is used.
+	// Defaults to "/etc/config/initContainer.yaml".
+	// Flag: --pytorch-init-container-template-file.
+	// +optional
+	TemplateFile string `json:"templateFile,omitempty"`
+
+	// MaxTries is how many times the init container checks for the master
+	// before it fails. Defaults to 100. Minimum 1.
+	// Flag: --pytorch-init-container-max-tries.
+	// +optional
+	MaxTries *int32 `json:"maxTries,omitempty"`
+}
+
+// MPI configures MPIJob-specific settings.
+type MPI struct {
+	// KubectlDeliveryImage is the image of the launcher's init container that
+	// delivers kubectl. Defaults to
+	// "ghcr.io/kubeflow/training-v1/kubectl-delivery:latest".
+	// Flag: --mpi-kubectl-delivery-image.
+	// +optional
+	KubectlDeliveryImage string `json:"kubectlDeliveryImage,omitempty"`
+}

@@ -1,0 +1,262 @@
+/*
+Copyright 2026 The training-operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package v1
+
+import (
+	"sort"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+)
+
+// The SetDefaults_<Kind> functions fill in the defaults of a job in place.
+// They run in the mutating webhook and again in the controller for objects
+// that bypassed the webhook, so they are idempotent, never panic on partial
+// objects (nil maps, nil replica specs, pods without containers) and never
+// touch runPolicy.suspend or runPolicy.managedBy.
+//
+// They are deliberately not registered as scheme defaulters.
+
+// NprocPerNodeAuto is the default value of PyTorchJobSpec.NprocPerNode.
+const NprocPerNodeAuto = "auto"
+
+// SetDefaults_PyTorchJob sets the defaults of a PyTorchJob: cleanPodPolicy
+// None, canonical replica type names (Master, Worker), replicas 1,
+// restartPolicy OnFailure, the pytorchjob-port port, elastic min/max replicas
+// and nprocPerNode "auto".
+func SetDefaults_PyTorchJob(job *PyTorchJob) {
+	if job == nil {
+		return
+	}
+	spec := &job.Spec
+	setDefaultCleanPodPolicy(&spec.RunPolicy)
+	normalizeReplicaTypes(spec.PyTorchReplicaSpecs, PyTorchJobReplicaTypeMaster, PyTorchJobReplicaTypeWorker)
+	for _, rs := range spec.PyTorchReplicaSpecs {
+		setDefaultReplicaSpec(rs, 1, PyTorchJobDefaultRestartPolicy)
+		if rs != nil {
+			setDefaultPort(&rs.Template.Spec, PyTorchJobDefaultContainerName, PyTorchJobDefaultPortName, PyTorchJobDefaultPort)
+		}
+	}
+	if ep := spec.ElasticPolicy; ep != nil {
+		setDefaultMinMaxReplicas(&ep.MinReplicas, &ep.MaxReplicas, spec.PyTorchReplicaSpecs[PyTorchJobReplicaTypeWorker])
+	}
+	if (spec.ElasticPolicy == nil || spec.ElasticPolicy.NProcPerNode == nil) && spec.NprocPerNode == nil {
+		spec.NprocPerNode = ptrTo(NprocPerNodeAuto)
+	}
+}
+
+// SetDefaults_TFJob sets the defaults of a TFJob: cleanPodPolicy None,
+// successPolicy "" (a non-nil pointer), canonical replica type names (PS,
+// Worker, Chief, Master, Evaluator), replicas 1, restartPolicy Never and the
+// tfjob-port port.
+func SetDefaults_TFJob(job *TFJob) {
+	if job == nil {
+		return
+	}
+	spec := &job.Spec
+	setDefaultCleanPodPolicy(&spec.RunPolicy)
+	if spec.SuccessPolicy == nil {
+		spec.SuccessPolicy = ptrTo(SuccessPolicyDefault)
+	}
+	normalizeReplicaTypes(spec.TFReplicaSpecs,
+		TFJobReplicaTypePS, TFJobReplicaTypeWorker, TFJobReplicaTypeChief, TFJobReplicaTypeMaster, TFJobReplicaTypeEval)
+	for _, rs := range spec.TFReplicaSpecs {
+		setDefaultReplicaSpec(rs, 1, TFJobDefaultRestartPolicy)
+		if rs != nil {
+			setDefaultPort(&rs.Template.Spec, TFJobDefaultContainerName, TFJobDefaultPortName, TFJobDefaultPort)
+		}
+	}
+}
+
+// SetDefaults_MPIJob sets the defaults of an MPIJob: cleanPodPolicy None
+// when neither spec.cleanPodPolicy nor spec.runPolicy.cleanPodPolicy is set,
+// then both fields synchronized (runPolicy's value wins when both are set);
+// Launcher replicas 1, Worker replicas 0 and restartPolicy Never for both.
+// Replica type names are not normalized and no port is added.
+func SetDefaults_MPIJob(job *MPIJob) {
+	if job == nil {
+		return
+	}
+	spec := &job.Spec
+	effective := spec.RunPolicy.CleanPodPolicy
+	if effective == nil {
+		effective = spec.CleanPodPolicy
+	}
+	policy := CleanPodPolicyNone
+	if effective != nil {
+		policy = *effective
+	}
+	if spec.RunPolicy.CleanPodPolicy == nil || *spec.RunPolicy.CleanPodPolicy != policy {
+		spec.RunPolicy.CleanPodPolicy = ptrTo(policy)
+	}
+	if spec.CleanPodPolicy == nil || *spec.CleanPodPolicy != policy {
+		spec.CleanPodPolicy = ptrTo(policy)
+	}
+	setDefaultReplicaSpec(spec.MPIReplicaSpecs[MPIJobReplicaTypeLauncher], 1, MPIJobDefaultRestartPolicy)
+	setDefaultReplicaSpec(spec.MPIReplicaSpecs[MPIJobReplicaTypeWorker], 0, MPIJobDefaultRestartPolicy)
+}
+
+// SetDefaults_XGBoostJob sets the defaults of an XGBoostJob: cleanPodPolicy
+// None, canonical replica type names (Master, Worker), replicas 1,
+// restartPolicy Never and the xgboostjob-port port.
+func SetDefaults_XGBoostJob(job *XGBoostJob) {
+	if job == nil {
+		return
+	}
+	spec := &job.Spec
+	setDefaultCleanPodPolicy(&spec.RunPolicy)
+	normalizeReplicaTypes(spec.XGBReplicaSpecs, XGBoostJobReplicaTypeMaster, XGBoostJobReplicaTypeWorker)
+	for _, rs := range spec.XGBReplicaSpecs {
+		setDefaultReplicaSpec(rs, 1, XGBoostJobDefaultRestartPolicy)
+		if rs != nil {
+			setDefaultPort(&rs.Template.Spec, XGBoostJobDefaultContainerName, XGBoostJobDefaultPortName, XGBoostJobDefaultPort)
+		}
+	}
+}
+
+// SetDefaults_PaddleJob sets the defaults of a PaddleJob: cleanPodPolicy
+// None, canonical replica type names (Master, Worker), replicas 1,
+// restartPolicy OnFailure, the "master" port and elastic min/max replicas.
+func SetDefaults_PaddleJob(job *PaddleJob) {
+	if job == nil {
+		return
+	}
+	spec := &job.Spec
+	setDefaultCleanPodPolicy(&spec.RunPolicy)
+	normalizeReplicaTypes(spec.PaddleReplicaSpecs, PaddleJobReplicaTypeMaster, PaddleJobReplicaTypeWorker)
+	for _, rs := range spec.PaddleReplicaSpecs {
+		setDefaultReplicaSpec(rs, 1, PaddleJobDefaultRestartPolicy)
+		if rs != nil {
+			setDefaultPort(&rs.Template.Spec, PaddleJobDefaultContainerName, PaddleJobDefaultPortName, PaddleJobDefaultPort)
+		}
+	}
+	if ep := spec.ElasticPolicy; ep != nil {
+		setDefaultMinMaxReplicas(&ep.MinReplicas, &ep.MaxReplicas, spec.PaddleReplicaSpecs[PaddleJobReplicaTypeWorker])
+	}
+}
+
+// SetDefaults_JAXJob sets the defaults of a JAXJob: cleanPodPolicy None,
+// canonical replica type name (Worker), replicas 1, restartPolicy Never and
+// the jaxjob-port port.
+func SetDefaults_JAXJob(job *JAXJob) {
+	if job == nil {
+		return
+	}
+	spec := &job.Spec
+	setDefaultCleanPodPolicy(&spec.RunPolicy)
+	normalizeReplicaTypes(spec.JAXReplicaSpecs, JAXJobReplicaTypeWorker)
+	for _, rs := range spec.JAXReplicaSpecs {
+		setDefaultReplicaSpec(rs, 1, JAXJobDefaultRestartPolicy)
+		if rs != nil {
+			setDefaultPort(&rs.Template.Spec, JAXJobDefaultContainerName, JAXJobDefaultPortName, JAXJobDefaultPort)
+		}
+	}
+}
+
+func ptrTo[T any](v T) *T { return &v }
+
+// setDefaultCleanPodPolicy sets runPolicy.cleanPodPolicy to None when unset.
+func setDefaultCleanPodPolicy(rp *RunPolicy) {
+	if rp.CleanPodPolicy == nil {
+		rp.CleanPodPolicy = ptrTo(CleanPodPolicyNone)
+	}
+}
+
+// setDefaultReplicaSpec fills replicas and restartPolicy of one replica spec;
+// a nil spec is skipped.
+func setDefaultReplicaSpec(rs *ReplicaSpec, replicas int32, restartPolicy RestartPolicy) {
+	if rs == nil {
+		return
+	}
+	if rs.Replicas == nil {
+		rs.Replicas = ptrTo(replicas)
+	}
+	if rs.RestartPolicy == "" {
+		rs.RestartPolicy = restartPolicy
+	}
+}
+
+// normalizeReplicaTypes moves a replica spec whose key matches a canonical
+// replica type case-insensitively (e.g. "worker" or "WORKER" for "Worker") to
+// the canonical key. Only one key is moved per canonical type; when several
+// spellings exist the lexicographically smallest one is chosen so the result
+// is deterministic. A spec already present under the canonical key is never
+// overwritten: the other spelling is then left in place for validation to
+// report.
+func normalizeReplicaTypes(specs map[ReplicaType]*ReplicaSpec, canonical ...ReplicaType) {
+	if len(specs) == 0 {
+		return
+	}
+	for _, typ := range canonical {
+		if _, ok := specs[typ]; ok {
+			continue
+		}
+		var candidates []ReplicaType
+		for key := range specs {
+			if key != typ && strings.EqualFold(string(key), string(typ)) {
+				candidates = append(candidates, key)
+			}
+		}
+		if len(candidates) == 0 {
+			continue
+		}
+		sort.Slice(candidates, func(i, j int) bool { return candidates[i] < candidates[j] })
+		specs[typ] = specs[candidates[0]]
+		delete(specs, candidates[0])
+	}
+}
+
+// setDefaultPort appends {name: portName, containerPort: port} to the
+// container named containerName (or, if there is none, to the first
+// container) unless that container already has a port with that name,
+// whatever its number. A pod without containers is left alone.
+func setDefaultPort(pod *corev1.PodSpec, containerName, portName string, port int32) {
+	if len(pod.Containers) == 0 {
+		return
+	}
+	idx := 0
+	for i := range pod.Containers {
+		if pod.Containers[i].Name == containerName {
+			idx = i
+			break
+		}
+	}
+	c := &pod.Containers[idx]
+	for _, p := range c.Ports {
+		if p.Name == portName {
+			return
+		}
+	}
+	c.Ports = append(c.Ports, corev1.ContainerPort{Name: portName, ContainerPort: port})
+}
+
+// setDefaultMinMaxReplicas defaults an elastic policy's replica range: a
+// missing bound copies the other one, and when both are missing they take
+// the Worker replicas. Without a Worker spec (or its replicas) the bounds
+// are left unset.
+func setDefaultMinMaxReplicas(minReplicas, maxReplicas **int32, worker *ReplicaSpec) {
+	switch {
+	case *minReplicas != nil && *maxReplicas != nil:
+	case *maxReplicas != nil:
+		*minReplicas = ptrTo(**maxReplicas)
+	case *minReplicas != nil:
+		*maxReplicas = ptrTo(**minReplicas)
+	case worker != nil && worker.Replicas != nil:
+		*minReplicas = ptrTo(*worker.Replicas)
+		*maxReplicas = ptrTo(*worker.Replicas)
+	}
+}

@@ -1,0 +1,132 @@
+package engine
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	kubeflowv1 "github.com/seed-d8a409e9/training-operator/apis/kubeflow.org/v1"
+)
+
+// assessment is the restart engine's reading of a job's pods.
+type assessment struct {
+	// terminal are failures the restart policy does not retry: the job fails.
+	terminal []podFailure
+	// retries are failures that will be retried (failed pods and pods
+	// deleted by someone else).
+	retries []podFailure
+	// retryPods are failed pods to delete so they are recreated.
+	retryPods []*corev1.Pod
+	// newlyCounted is how many retries were not counted in status yet.
+	newlyCounted int32
+	// counted are the pods behind newlyCounted, remembered once status is written.
+	counted []types.UID
+	// containerRestarts are in-place kubelet restarts of live pods whose
+	// policy restarts containers.
+	containerRestarts int32
+}
+
+// assess applies the restart rule to every pod of the job.
+func (r *Reconciler) assess(job client.Object, ch children, specs map[kubeflowv1.ReplicaType]*kubeflowv1.ReplicaSpec, now time.Time) assessment {
+	var a assessment
+	uid := job.GetUID()
+	for _, rt := range r.fw.ReplicaTypes(job) {
+		spec := specs[rt]
+		indices := make([]int, 0, len(ch.pods[rt]))
+		for i := range ch.pods[rt] {
+			indices = append(indices, i)
+		}
+		sort.Ints(indices)
+		for _, i := range indices {
+			pod := ch.pods[rt][i]
+			if r.inflight.isDeleting(uid, pod.UID, now) {
+				continue
+			}
+			switch {
+			case pod.Status.Phase == corev1.PodFailed:
+				f := describeFailure(pod, rt, r.fw.DefaultContainerName())
+				if !shouldRetry(spec.RestartPolicy, f) {
+					a.terminal = append(a.terminal, f)
+					continue
+				}
+				a.retries = append(a.retries, f)
+				a.retryPods = append(a.retryPods, pod)
+				if !r.inflight.isCounted(uid, pod.UID, now) {
+					// A pod's in-place restarts are folded into the durable count with it.
+					a.newlyCounted += 1 + containerRestarts(pod)
+					a.counted = append(a.counted, pod.UID)
+				}
+			case pod.DeletionTimestamp != nil && pod.Status.Phase != corev1.PodSucceeded:
+				// Deleted by someone else (we never delete in-spec pods of a running
+				// job except failed ones): a disruption, recreated once it is gone.
+				f := describeFailure(pod, rt, r.fw.DefaultContainerName())
+				f.Disrupted = true
+				if f.Reason == "" {
+					f.Reason = "Deleted"
+				}
+				a.retries = append(a.retries, f)
+				if !r.inflight.isCounted(uid, pod.UID, now) {
+					a.newlyCounted += 1 + containerRestarts(pod)
+					a.counted = append(a.counted, pod.UID)
+				}
+			case spec.RestartPolicy != kubeflowv1.RestartPolicyNever && spec.RestartPolicy != kubeflowv1.RestartPolicyExitCode:
+				a.containerRestarts += containerRestarts(pod)
+			}
+		}
+	}
+	return a
+}
+
+// backoffExceeded applies backoffLimit to every retry: recorded ones, the
+// ones about to happen and the kubelet's in-place restarts. A limit of N
+// allows N retries, like a batch Job.
+func (a assessment) backoffExceeded(limit *int32, recorded int32) bool {
+	if limit == nil {
+		return false
+	}
+	return recorded+a.newlyCounted+a.containerRestarts > *limit
+}
+
+// countByType renders "1 Worker" / "2 Master" for v1-style messages.
+func countByType(fs []podFailure) (string, kubeflowv1.ReplicaType) {
+	counts := map[kubeflowv1.ReplicaType]int{}
+	var first kubeflowv1.ReplicaType
+	for i, f := range fs {
+		if i == 0 {
+			first = f.RType
+		}
+		counts[f.RType]++
+	}
+	return fmt.Sprintf("%d %s", counts[first], first), first
+}
+
+func details(fs []podFailure) string {
+	parts := make([]string, 0, len(fs))
+	for _, f := range fs {
+		parts = append(parts, f.String())
+	}
+	return strings.Join(parts, "; ")
+}
+
+// failureMessage keeps v1's wording and names the pods, containers, exit codes and reasons.
+func (a assessment) failureMessage(kind, name string) string {
+	n, _ := countByType(a.terminal)
+	return fmt.Sprintf("%s %s is failed because %s replica(s) failed. %s.", kind, name, n, capitalize(details(a.terminal)))
+}
+
+func (a assessment) restartMessage(kind, name string) string {
+	n, _ := countByType(a.retries)
+	return fmt.Sprintf("%s %s is restarting because %s replica(s) failed. %s.", kind, name, n, capitalize(details(a.retries)))
+}
+
+func capitalize(s string) string {
+	if s == "" {
+		return s
+	}
+	return strings.ToUpper(s[:1]) + s[1:]
+}

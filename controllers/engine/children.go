@@ -1,0 +1,209 @@
+package engine
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	kubeflowv1 "github.com/seed-d8a409e9/training-operator/apis/kubeflow.org/v1"
+)
+
+// ReplicaName is the name of a replica's pod and Service: <job>-<lower rtype>-<index>.
+func ReplicaName(jobName string, rtype kubeflowv1.ReplicaType, index int) string {
+	n := fmt.Sprintf("%s-%s-%d", jobName, strings.ToLower(string(rtype)), index)
+	return strings.ReplaceAll(n, "/", "-")
+}
+
+// JobLabels are the labels every child of a job carries (and the cache selects on).
+func JobLabels(controllerName, jobName string) map[string]string {
+	return map[string]string{
+		kubeflowv1.OperatorNameLabel: controllerName,
+		kubeflowv1.JobNameLabel:      strings.ReplaceAll(jobName, "/", "-"),
+	}
+}
+
+// ReplicaLabels add the replica type and index to JobLabels.
+func ReplicaLabels(controllerName, jobName string, rtype kubeflowv1.ReplicaType, index int) map[string]string {
+	l := JobLabels(controllerName, jobName)
+	l[kubeflowv1.ReplicaTypeLabel] = strings.ToLower(string(rtype))
+	l[kubeflowv1.ReplicaIndexLabel] = strconv.Itoa(index)
+	return l
+}
+
+// ReplicaSelector is the string form of the label selector of one replica
+// type's pods, as written to replicaStatuses[*].selector (and the scale subresource).
+func ReplicaSelector(controllerName, jobName string, rtype kubeflowv1.ReplicaType) string {
+	l := JobLabels(controllerName, jobName)
+	l[kubeflowv1.ReplicaTypeLabel] = strings.ToLower(string(rtype))
+	return metav1.FormatLabelSelector(&metav1.LabelSelector{MatchLabels: l})
+}
+
+// ownerReference makes the controller reference children point at their job.
+func ownerReference(kind string, job client.Object) metav1.OwnerReference {
+	return metav1.OwnerReference{
+		APIVersion:         kubeflowv1.GroupVersion.String(),
+		Kind:               kind,
+		Name:               job.GetName(),
+		UID:                job.GetUID(),
+		Controller:         ptr.To(true),
+		BlockOwnerDeletion: ptr.To(true),
+	}
+}
+
+// podRestartPolicy maps a replica restart policy onto the pod: ExitCode is
+// handled by the operator, so the kubelet must never restart those containers.
+func podRestartPolicy(p kubeflowv1.RestartPolicy) corev1.RestartPolicy {
+	if p == kubeflowv1.RestartPolicyExitCode {
+		return corev1.RestartPolicyNever
+	}
+	return corev1.RestartPolicy(p)
+}
+
+// BuildPod is the pure constructor of one replica's pod from its template.
+// It reports whether the template's own restartPolicy was overridden.
+func BuildPod(fw Framework, job client.Object, rtype kubeflowv1.ReplicaType, index int, spec *kubeflowv1.ReplicaSpec) (*corev1.Pod, bool, error) {
+	tmpl := spec.Template.DeepCopy()
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{
+			Name:            ReplicaName(job.GetName(), rtype, index),
+			Namespace:       job.GetNamespace(),
+			Labels:          tmpl.Labels,
+			Annotations:     tmpl.Annotations,
+			Finalizers:      tmpl.Finalizers,
+			OwnerReferences: []metav1.OwnerReference{ownerReference(fw.Kind(), job)},
+		},
+		Spec: tmpl.Spec,
+	}
+	if pod.Labels == nil {
+		pod.Labels = map[string]string{}
+	}
+	for k, v := range ReplicaLabels(fw.ControllerName(), job.GetName(), rtype, index) {
+		pod.Labels[k] = v
+	}
+	if fw.IsMasterRole(job, rtype, index) {
+		pod.Labels[kubeflowv1.JobRoleLabel] = kubeflowv1.JobRoleMaster
+	}
+	overridden := tmpl.Spec.RestartPolicy != ""
+	pod.Spec.RestartPolicy = podRestartPolicy(spec.RestartPolicy)
+	if err := fw.DecoratePod(job, rtype, index, pod); err != nil {
+		return nil, false, err
+	}
+	return pod, overridden, nil
+}
+
+// defaultContainer returns the container named name, else the first one, as
+// the port defaulting does.
+func defaultContainer(containers []corev1.Container, name string) *corev1.Container {
+	for i := range containers {
+		if containers[i].Name == name {
+			return &containers[i]
+		}
+	}
+	if len(containers) > 0 {
+		return &containers[0]
+	}
+	return nil
+}
+
+// BuildService is the pure constructor of one replica's headless Service. It
+// exposes every named port of the default container.
+func BuildService(fw Framework, job client.Object, rtype kubeflowv1.ReplicaType, index int, spec *kubeflowv1.ReplicaSpec) *corev1.Service {
+	labels := ReplicaLabels(fw.ControllerName(), job.GetName(), rtype, index)
+	svc := &corev1.Service{
+		ObjectMeta: metav1.ObjectMeta{
+			Name:            ReplicaName(job.GetName(), rtype, index),
+			Namespace:       job.GetNamespace(),
+			Labels:          labels,
+			OwnerReferences: []metav1.OwnerReference{ownerReference(fw.Kind(), job)},
+		},
+		Spec: corev1.ServiceSpec{
+			ClusterIP: corev1.ClusterIPNone,
+			Selector:  ReplicaLabels(fw.ControllerName(), job.GetName(), rtype, index),
+		},
+	}
+	if c := defaultContainer(spec.Template.Spec.Containers, fw.DefaultContainerName()); c != nil {
+		for _, p := range c.Ports {
+			if p.Name != "" {
+				svc.Spec.Ports = append(svc.Spec.Ports, corev1.ServicePort{Name: p.Name, Port: p.ContainerPort})
+			}
+		}
+	}
+	return svc
+}
+
+// replicaIndex reads the replica-index label; -1 when absent or malformed.
+func replicaIndex(obj metav1.Object) int {
+	i, err := strconv.Atoi(obj.GetLabels()[kubeflowv1.ReplicaIndexLabel])
+	if err != nil || i < 0 {
+		return -1
+	}
+	return i
+}
+
+// children are a job's pods and Services sorted into buckets.
+type children struct {
+	// pods[rtype][index]; a slot holds the newest pod when several share it.
+	pods     map[kubeflowv1.ReplicaType]map[int]*corev1.Pod
+	services map[kubeflowv1.ReplicaType]map[int]*corev1.Service
+	// strays are children whose type or index the spec no longer has.
+	strayPods     []*corev1.Pod
+	strayServices []*corev1.Service
+	allPods       []*corev1.Pod
+	allServices   []*corev1.Service
+}
+
+// bucketChildren sorts pods and Services by replica type and index. Types are
+// matched case-insensitively against the spec, as the labels are lower case.
+func bucketChildren(specs map[kubeflowv1.ReplicaType]*kubeflowv1.ReplicaSpec, pods []*corev1.Pod, svcs []*corev1.Service) children {
+	byLower := map[string]kubeflowv1.ReplicaType{}
+	for rt := range specs {
+		byLower[strings.ToLower(string(rt))] = rt
+	}
+	ch := children{
+		pods:     map[kubeflowv1.ReplicaType]map[int]*corev1.Pod{},
+		services: map[kubeflowv1.ReplicaType]map[int]*corev1.Service{},
+	}
+	for rt := range specs {
+		ch.pods[rt] = map[int]*corev1.Pod{}
+		ch.services[rt] = map[int]*corev1.Service{}
+	}
+	sort.Slice(pods, func(i, j int) bool { return pods[i].CreationTimestamp.Before(&pods[j].CreationTimestamp) })
+	for _, p := range pods {
+		ch.allPods = append(ch.allPods, p)
+		rt, ok := byLower[p.Labels[kubeflowv1.ReplicaTypeLabel]]
+		idx := replicaIndex(p)
+		if !ok || idx < 0 || idx >= int(replicasOf(specs[rt])) {
+			ch.strayPods = append(ch.strayPods, p)
+			continue
+		}
+		ch.pods[rt][idx] = p
+	}
+	for _, s := range svcs {
+		ch.allServices = append(ch.allServices, s)
+		rt, ok := byLower[s.Labels[kubeflowv1.ReplicaTypeLabel]]
+		idx := replicaIndex(s)
+		if !ok || idx < 0 || idx >= int(replicasOf(specs[rt])) {
+			ch.strayServices = append(ch.strayServices, s)
+			continue
+		}
+		ch.services[rt][idx] = s
+	}
+	return ch
+}
+
+// replicasOf is the replica count with v1's default of 1.
+func replicasOf(spec *kubeflowv1.ReplicaSpec) int32 {
+	if spec == nil {
+		return 0
+	}
+	if spec.Replicas == nil {
+		return 1
+	}
+	return *spec.Replicas
+}

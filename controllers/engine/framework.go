@@ -1,0 +1,84 @@
+// Package engine is the one job engine shared by every training framework.
+//
+// It owns pods, services, status, restarts, backoff, deadlines, TTL, cleanup,
+// suspend and managedBy. It never learns a framework's name: a framework plugs
+// in through the Framework interface and optional capability interfaces.
+package engine
+
+import (
+	"time"
+
+	"context"
+
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	kubeflowv1 "github.com/seed-d8a409e9/training-operator/apis/kubeflow.org/v1"
+)
+
+// Framework describes one training framework (one kind) to the engine.
+type Framework interface {
+	// Kind is the job kind, e.g. "PyTorchJob"; it prefixes condition reasons.
+	Kind() string
+	// ControllerName is the value of the operator-name label and the event source.
+	ControllerName() string
+	// MetricsLabel is the `framework` label of the job metrics.
+	MetricsLabel() string
+	// NewJob returns an empty job object of this kind.
+	NewJob() client.Object
+	// Default applies the kind's defaults in place (the webhook's defaulter).
+	Default(job client.Object)
+	// ReplicaSpecs returns the job's replica specs (read-only for the engine).
+	ReplicaSpecs(job client.Object) map[kubeflowv1.ReplicaType]*kubeflowv1.ReplicaSpec
+	// RunPolicy returns the job's run policy.
+	RunPolicy(job client.Object) *kubeflowv1.RunPolicy
+	// Status returns a pointer to the job's status, so the engine can set it.
+	Status(job client.Object) *kubeflowv1.JobStatus
+	// ReplicaTypes lists the job's replica types in the order pods are made.
+	ReplicaTypes(job client.Object) []kubeflowv1.ReplicaType
+	// DefaultContainerName is the container that carries ports and exit codes.
+	DefaultContainerName() string
+	// DefaultPortName names the port the per-replica Service exposes.
+	DefaultPortName() string
+	// IsMasterRole reports whether a pod carries job-role=master.
+	IsMasterRole(job client.Object, rtype kubeflowv1.ReplicaType, index int) bool
+	// DecoratePod adds the framework's wiring (env, init containers) to a pod
+	// the engine has built from the replica template.
+	DecoratePod(job client.Object, rtype kubeflowv1.ReplicaType, index int, pod *corev1.Pod) error
+	// Evaluate applies the framework's running and success rule.
+	Evaluate(job client.Object, replicas ReplicaView) Verdict
+}
+
+// ReplicaView is what a framework's status rule may look at.
+type ReplicaView struct {
+	Specs    map[kubeflowv1.ReplicaType]*kubeflowv1.ReplicaSpec
+	Statuses map[kubeflowv1.ReplicaType]*kubeflowv1.ReplicaStatus
+	// Pods are the job's current pods by replica type and index.
+	Pods map[kubeflowv1.ReplicaType]map[int]*corev1.Pod
+}
+
+// Verdict is a framework's reading of its replicas.
+type Verdict struct {
+	Running          bool
+	RunningMessage   string
+	Succeeded        bool
+	SucceededMessage string
+}
+
+// ChildReconciler is an optional capability for frameworks that own extra
+// children (an HPA, a ConfigMap, ...). The engine calls it on every reconcile
+// of an active job and with suspended=true to tear them down.
+type ChildReconciler interface {
+	// OwnedTypes are the child types to watch (enqueued to their controller owner).
+	OwnedTypes() []client.Object
+	ReconcileChildren(ctx context.Context, c client.Client, job client.Object, suspended bool) error
+}
+
+// ServiceLess is an optional capability for frameworks whose replicas need no
+// per-replica headless Service.
+type ServiceLess interface {
+	NeedsServices() bool
+}
+
+// conflictRetry is how often a job blocked by a child-name conflict looks again.
+const conflictRetry = 30 * time.Second

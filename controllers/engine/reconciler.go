@@ -1,0 +1,401 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/clock"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+
+	kubeflowv1 "github.com/seed-d8a409e9/training-operator/apis/kubeflow.org/v1"
+)
+
+// Options tune one framework's controller.
+type Options struct {
+	// MaxConcurrentReconciles is how many jobs of this kind reconcile at once.
+	MaxConcurrentReconciles int
+	// Fanout bounds parallel child creates and deletes within one job.
+	Fanout int
+	// Clock is injectable for tests.
+	Clock clock.Clock
+}
+
+// EventRecorder is the slice of an event recorder the engine needs; it keeps
+// the engine independent of the events API flavour.
+type EventRecorder interface {
+	Event(obj runtime.Object, eventType, reason, message string)
+}
+
+// Reconciler is the generic job controller, one instance per framework.
+type Reconciler struct {
+	fw        Framework
+	client    client.Client
+	apiReader client.Reader
+	recorder  EventRecorder
+	clock     clock.Clock
+	opts      Options
+	inflight  *inflight
+}
+
+// NewReconciler builds the engine for one framework.
+func NewReconciler(fw Framework, c client.Client, apiReader client.Reader, rec EventRecorder, opts Options) *Reconciler {
+	if opts.MaxConcurrentReconciles < 1 {
+		opts.MaxConcurrentReconciles = 1
+	}
+	if opts.Fanout < 1 {
+		opts.Fanout = 16
+	}
+	if opts.Clock == nil {
+		opts.Clock = clock.RealClock{}
+	}
+	registerMetrics()
+	return &Reconciler{fw: fw, client: c, apiReader: apiReader, recorder: rec, clock: opts.Clock, opts: opts, inflight: newInflight()}
+}
+
+// SetupWithManager registers the controller. Call SetupIndexes once per manager first.
+func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
+	b := ctrl.NewControllerManagedBy(mgr).
+		For(r.fw.NewJob()).
+		Named(r.fw.ControllerName()).
+		Owns(&corev1.Pod{}).
+		Owns(&corev1.Service{}).
+		WithOptions(controller.Options{MaxConcurrentReconciles: r.opts.MaxConcurrentReconciles})
+	if cr, ok := r.fw.(ChildReconciler); ok {
+		for _, t := range cr.OwnedTypes() {
+			b = b.Owns(t)
+		}
+	}
+	return b.Complete(r)
+}
+
+// plan collects what one reconcile decided; status is written once, then
+// events, metrics and retry deletions follow.
+type plan struct {
+	status       kubeflowv1.JobStatus
+	events       []event
+	requeueAfter time.Duration
+	retryDeletes []*corev1.Pod
+	counted      []types.UID
+	jobDeleted   bool
+	// transitions, for metrics
+	created, running, succeeded, failed, restarted bool
+}
+
+type event struct {
+	eventType, reason, message string
+}
+
+func (p *plan) event(eventType, reason, format string, args ...any) {
+	p.events = append(p.events, event{eventType, reason, fmt.Sprintf(format, args...)})
+}
+
+func (p *plan) requeue(d time.Duration) {
+	if d <= 0 {
+		d = time.Millisecond
+	}
+	if p.requeueAfter == 0 || d < p.requeueAfter {
+		p.requeueAfter = d
+	}
+}
+
+// Reconcile is thin: read, skip what is not ours, plan, write status once, then side effects.
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	cached := r.fw.NewJob()
+	if err := r.client.Get(ctx, req.NamespacedName, cached); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	logger := log.FromContext(ctx).WithValues("uid", cached.GetUID())
+	ctx = log.IntoContext(ctx, logger)
+	if cached.GetDeletionTimestamp() != nil {
+		r.inflight.forget(cached.GetUID())
+		return ctrl.Result{}, nil
+	}
+	if mb := r.fw.RunPolicy(cached).ManagedBy; mb != nil && *mb != kubeflowv1.KubeflowJobsController {
+		logger.V(3).Info("skipping job managed by another controller", "managedBy", *mb)
+		return ctrl.Result{}, nil
+	}
+	// Never mutate the cache: default and plan on a copy.
+	job := cached.DeepCopyObject().(client.Object)
+	r.fw.Default(job)
+	p := &plan{status: *r.fw.Status(job).DeepCopy()}
+	reconcileErr := r.reconcile(ctx, job, p)
+
+	if !p.jobDeleted {
+		if err := r.writeStatus(ctx, cached, &p.status); err != nil {
+			if apierrors.IsConflict(err) || apierrors.IsNotFound(err) {
+				// The cache lags our last write or someone else's; the watch brings us back.
+				logger.V(2).Info("status write conflicted, requeueing", "err", err.Error())
+				return ctrl.Result{RequeueAfter: time.Second}, nil
+			}
+			return ctrl.Result{}, err
+		}
+	}
+	r.afterStatus(ctx, job, p)
+	if reconcileErr != nil {
+		return ctrl.Result{}, reconcileErr
+	}
+	return ctrl.Result{RequeueAfter: p.requeueAfter}, nil
+}
+
+// writeStatus patches the status subresource when it changed. The patch
+// carries the resourceVersion so a stale cache can never overwrite newer status.
+func (r *Reconciler) writeStatus(ctx context.Context, cached client.Object, st *kubeflowv1.JobStatus) error {
+	if equality.Semantic.DeepEqual(r.fw.Status(cached), st) {
+		return nil
+	}
+	patched := cached.DeepCopyObject().(client.Object)
+	*r.fw.Status(patched) = *st
+	return r.client.Status().Patch(ctx, patched, client.MergeFromWithOptions(cached, client.MergeFromWithOptimisticLock{}))
+}
+
+// afterStatus runs what must follow a durable status write: events for the
+// transitions just recorded, metrics, and deleting pods whose retry was counted.
+func (r *Reconciler) afterStatus(ctx context.Context, job client.Object, p *plan) {
+	for _, e := range p.events {
+		r.recorder.Event(job, e.eventType, e.reason, e.message)
+	}
+	ns, fwLabel := job.GetNamespace(), r.fw.MetricsLabel()
+	if p.created {
+		jobsCreated.WithLabelValues(ns, fwLabel).Inc()
+	}
+	if p.running {
+		jobStartupSeconds.WithLabelValues(ns, fwLabel).Observe(r.clock.Since(job.GetCreationTimestamp().Time).Seconds())
+	}
+	if p.restarted {
+		jobsRestarted.WithLabelValues(ns, fwLabel).Inc()
+	}
+	if p.succeeded {
+		jobsSuccessful.WithLabelValues(ns, fwLabel).Inc()
+	}
+	if p.failed {
+		jobsFailed.WithLabelValues(ns, fwLabel).Inc()
+	}
+	if p.jobDeleted {
+		jobsDeleted.WithLabelValues(ns, fwLabel).Inc()
+	}
+	for _, uid := range p.counted {
+		r.inflight.markCounted(job.GetUID(), uid, r.clock.Now())
+	}
+	if len(p.retryDeletes) > 0 {
+		_ = r.deletePods(ctx, job, p.retryDeletes)
+	}
+}
+
+// reconcile is the linear recipe of one pass over a job.
+func (r *Reconciler) reconcile(ctx context.Context, job client.Object, p *plan) error {
+	now := metav1.NewTime(r.clock.Now())
+	st := &p.status
+	kind, name := r.fw.Kind(), job.GetName()
+	specs := r.fw.ReplicaSpecs(job)
+	rp := r.fw.RunPolicy(job)
+
+	if getCondition(st, kubeflowv1.JobCreated) == nil {
+		setCondition(st, newCondition(kubeflowv1.JobCreated, corev1.ConditionTrue, kind+reasonCreated,
+			fmt.Sprintf("%s %s is created.", kind, name), now))
+		p.created = true
+	}
+
+	pods, svcs, err := r.listChildren(ctx, job)
+	if err != nil {
+		return err
+	}
+	ch := bucketChildren(specs, pods, svcs)
+
+	if isFinished(st) {
+		return r.finish(ctx, job, ch, p)
+	}
+	if msg := runnable(specs, r.fw.ReplicaTypes(job)); msg != "" {
+		r.fail(p, job, kind+"FailedValidation", msg, corev1.EventTypeWarning, now)
+		return r.finish(ctx, job, ch, p)
+	}
+	if rp.Suspend != nil && *rp.Suspend {
+		return r.suspend(ctx, job, ch, p, now)
+	}
+	if hasCondition(st, kubeflowv1.JobSuspended) {
+		msg := fmt.Sprintf("%s %s is resumed.", kind, name)
+		setCondition(st, newCondition(kubeflowv1.JobSuspended, corev1.ConditionFalse, kind+reasonResumed, msg, now))
+		st.StartTime = &now
+		p.event(corev1.EventTypeNormal, kind+reasonResumed, "%s", msg)
+	}
+	if st.StartTime == nil {
+		st.StartTime = &now
+	}
+	st.ReplicaStatuses = replicaStatuses(r.fw, name, specs, ch.allPods)
+
+	a := r.assess(job, ch, specs, now.Time)
+	switch {
+	case a.backoffExceeded(rp.BackoffLimit, st.RestartCount):
+		r.fail(p, job, kind+reasonFailed,
+			fmt.Sprintf("Job %s has failed because it has reached the specified backoff limit", name), corev1.EventTypeNormal, now)
+	case len(a.terminal) > 0:
+		r.fail(p, job, kind+reasonFailed, a.failureMessage(kind, name), corev1.EventTypeWarning, now)
+	case rp.ActiveDeadlineSeconds != nil:
+		deadline := st.StartTime.Add(time.Duration(*rp.ActiveDeadlineSeconds) * time.Second)
+		if !now.Time.Before(deadline) {
+			r.fail(p, job, kind+reasonFailed,
+				fmt.Sprintf("Job %s has failed because it was active longer than specified deadline", name), corev1.EventTypeNormal, now)
+		} else {
+			p.requeue(deadline.Sub(now.Time))
+		}
+	}
+	if isFinished(st) {
+		return r.finish(ctx, job, ch, p)
+	}
+
+	p.counted = a.counted
+	if len(a.retries) > 0 {
+		st.RestartCount += a.newlyCounted
+		p.retryDeletes = a.retryPods
+		msg := a.restartMessage(kind, name)
+		if setCondition(st, newCondition(kubeflowv1.JobRestarting, corev1.ConditionTrue, kind+reasonRestarting, msg, now)) {
+			p.event(corev1.EventTypeWarning, kind+reasonRestarting, "%s", msg)
+			p.restarted = true
+		}
+	} else if a.newlyCounted > 0 {
+		st.RestartCount += a.newlyCounted
+	}
+
+	if cr, ok := r.fw.(ChildReconciler); ok {
+		if err := cr.ReconcileChildren(ctx, r.client, job, true); err != nil {
+			return err
+		}
+	}
+	if err := r.syncReplicas(ctx, job, ch, specs, p, now); err != nil {
+		return err
+	}
+
+	v := r.fw.Evaluate(job, ReplicaView{Specs: specs, Statuses: st.ReplicaStatuses, Pods: ch.pods})
+	switch {
+	case v.Succeeded:
+		if st.CompletionTime == nil {
+			st.CompletionTime = &now
+		}
+		if setCondition(st, newCondition(kubeflowv1.JobSucceeded, corev1.ConditionTrue, kind+reasonSucceeded, v.SucceededMessage, now)) {
+			p.event(corev1.EventTypeNormal, kind+reasonSucceeded, "%s", v.SucceededMessage)
+			p.succeeded = true
+		}
+		return r.finish(ctx, job, ch, p)
+	case v.Running && len(a.retries) == 0:
+		first := getCondition(st, kubeflowv1.JobRunning) == nil
+		if setCondition(st, newCondition(kubeflowv1.JobRunning, corev1.ConditionTrue, kind+reasonRunning, v.RunningMessage, now)) && first {
+			p.running = true
+		}
+	}
+	return nil
+}
+
+// runnable rejects specs the engine cannot build pods from (the webhook
+// normally stops them first); "" means fine.
+func runnable(specs map[kubeflowv1.ReplicaType]*kubeflowv1.ReplicaSpec, order []kubeflowv1.ReplicaType) string {
+	if len(specs) == 0 {
+		return "the job has no replica specs"
+	}
+	for _, rt := range order {
+		s := specs[rt]
+		if s == nil || len(s.Template.Spec.Containers) == 0 {
+			return fmt.Sprintf("replica spec %s has no containers", rt)
+		}
+	}
+	return ""
+}
+
+// fail records the Failed condition once.
+func (r *Reconciler) fail(p *plan, job client.Object, reason, msg, eventType string, now metav1.Time) {
+	st := &p.status
+	if st.CompletionTime == nil {
+		st.CompletionTime = &now
+	}
+	if setCondition(st, newCondition(kubeflowv1.JobFailed, corev1.ConditionTrue, reason, msg, now)) {
+		p.event(eventType, r.fw.Kind()+reasonFailed, "%s", msg)
+		p.failed = true
+	}
+}
+
+// finish handles a terminal job: cleanPodPolicy, extra children, TTL.
+func (r *Reconciler) finish(ctx context.Context, job client.Object, ch children, p *plan) error {
+	st := &p.status
+	if hasCondition(st, kubeflowv1.JobSucceeded) {
+		for _, rs := range st.ReplicaStatuses {
+			rs.Succeeded += rs.Active
+			rs.Active = 0
+		}
+	}
+	policy := kubeflowv1.CleanPodPolicyNone
+	if cp := r.fw.RunPolicy(job).CleanPodPolicy; cp != nil && *cp != "" {
+		policy = *cp
+	}
+	if err := r.cleanup(ctx, job, ch, policy, true); err != nil {
+		return err
+	}
+	if cr, ok := r.fw.(ChildReconciler); ok {
+		if err := cr.ReconcileChildren(ctx, r.client, job, false); err != nil {
+			return err
+		}
+	}
+	return r.expireTTL(ctx, job, p)
+}
+
+// suspend tears children down and records Suspended, once.
+func (r *Reconciler) suspend(ctx context.Context, job client.Object, ch children, p *plan, now metav1.Time) error {
+	st := &p.status
+	kind := r.fw.Kind()
+	msg := fmt.Sprintf("%s %s is suspended.", kind, job.GetName())
+	if err := r.cleanup(ctx, job, ch, kubeflowv1.CleanPodPolicyAll, false); err != nil {
+		return err
+	}
+	if cr, ok := r.fw.(ChildReconciler); ok {
+		if err := cr.ReconcileChildren(ctx, r.client, job, false); err != nil {
+			return err
+		}
+	}
+	for _, rs := range st.ReplicaStatuses {
+		rs.Active = 0
+	}
+	if hasCondition(st, kubeflowv1.JobRunning) {
+		setCondition(st, newCondition(kubeflowv1.JobRunning, corev1.ConditionFalse, kind+reasonSuspended, msg, now))
+	}
+	if !hasCondition(st, kubeflowv1.JobSuspended) {
+		setCondition(st, newCondition(kubeflowv1.JobSuspended, corev1.ConditionTrue, kind+reasonSuspended, msg, now))
+		p.event(corev1.EventTypeNormal, kind+reasonSuspended, "%s", msg)
+	}
+	return nil
+}
+
+// expireTTL deletes a finished job once ttlSecondsAfterFinished has passed,
+// else asks to be woken exactly then. Children go by garbage collection.
+func (r *Reconciler) expireTTL(ctx context.Context, job client.Object, p *plan) error {
+	ttl := r.fw.RunPolicy(job).TTLSecondsAfterFinished
+	if ttl == nil {
+		return nil
+	}
+	st := &p.status
+	if st.CompletionTime == nil {
+		now := metav1.NewTime(r.clock.Now())
+		st.CompletionTime = &now
+	}
+	expiry := st.CompletionTime.Add(time.Duration(*ttl) * time.Second)
+	if left := expiry.Sub(r.clock.Now()); left > 0 {
+		p.requeue(left)
+		return nil
+	}
+	uid := job.GetUID()
+	err := r.client.Delete(ctx, job, client.PropagationPolicy(metav1.DeletePropagationBackground),
+		client.Preconditions{UID: &uid})
+	if err != nil && !apierrors.IsNotFound(err) {
+		r.recorder.Event(job, corev1.EventTypeWarning, "FailedDeleteJob", err.Error())
+		return err
+	}
+	p.jobDeleted = true
+	p.event(corev1.EventTypeNormal, "SuccessfulDeleteJob", "Deleted job: %s", job.GetName())
+	return nil
+}

@@ -1,0 +1,258 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/util/workqueue"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+
+	kubeflowv1 "github.com/seed-d8a409e9/training-operator/apis/kubeflow.org/v1"
+)
+
+// ControllerUIDIndex indexes pods and Services by their controller owner's
+// UID, so a new job that reuses a deleted job's name never adopts its children.
+const ControllerUIDIndex = ".metadata.controllerUID"
+
+// SetupIndexes registers the engine's field indexes; call once per manager.
+func SetupIndexes(ctx context.Context, indexer client.FieldIndexer) error {
+	index := func(o client.Object) []string {
+		ref := metav1.GetControllerOf(o)
+		if ref == nil || ref.APIVersion != kubeflowv1.GroupVersion.String() {
+			return nil
+		}
+		return []string{string(ref.UID)}
+	}
+	for _, obj := range []client.Object{&corev1.Pod{}, &corev1.Service{}} {
+		if err := indexer.IndexField(ctx, obj, ControllerUIDIndex, index); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// listChildren reads the job's pods and Services from the cache by owner UID.
+func (r *Reconciler) listChildren(ctx context.Context, job client.Object) ([]*corev1.Pod, []*corev1.Service, error) {
+	opts := []client.ListOption{client.InNamespace(job.GetNamespace()), client.MatchingFields{ControllerUIDIndex: string(job.GetUID())}}
+	var pl corev1.PodList
+	if err := r.client.List(ctx, &pl, opts...); err != nil {
+		return nil, nil, err
+	}
+	var sl corev1.ServiceList
+	if err := r.client.List(ctx, &sl, opts...); err != nil {
+		return nil, nil, err
+	}
+	pods := make([]*corev1.Pod, 0, len(pl.Items))
+	for i := range pl.Items {
+		pods = append(pods, &pl.Items[i])
+	}
+	svcs := make([]*corev1.Service, 0, len(sl.Items))
+	for i := range sl.Items {
+		svcs = append(svcs, &sl.Items[i])
+	}
+	return pods, svcs, nil
+}
+
+func (r *Reconciler) needsServices() bool {
+	if sl, ok := r.fw.(ServiceLess); ok {
+		return sl.NeedsServices()
+	}
+	return true
+}
+
+// syncReplicas creates missing pods and Services by index and deletes the
+// ones past the spec (scale down), in bounded parallel fan-out.
+func (r *Reconciler) syncReplicas(ctx context.Context, job client.Object, ch children, specs map[kubeflowv1.ReplicaType]*kubeflowv1.ReplicaSpec, p *plan, now metav1.Time) error {
+	uid := job.GetUID()
+	var creates []client.Object
+	overridden := map[string]bool{}
+	for _, rt := range r.fw.ReplicaTypes(job) {
+		spec := specs[rt]
+		for i := 0; i < int(replicasOf(spec)); i++ {
+			name := ReplicaName(job.GetName(), rt, i)
+			if r.needsServices() {
+				if _, ok := ch.services[rt][i]; ok {
+					r.inflight.observed(uid, "svc/"+name)
+				} else if !r.inflight.isCreating(uid, "svc/"+name, now.Time) {
+					creates = append(creates, BuildService(r.fw, job, rt, i, spec))
+				}
+			}
+			if _, ok := ch.pods[rt][i]; ok {
+				r.inflight.observed(uid, "pod/"+name)
+				continue
+			}
+			if r.inflight.isCreating(uid, "pod/"+name, now.Time) {
+				continue
+			}
+			pod, ov, err := BuildPod(r.fw, job, rt, i, spec)
+			if err != nil {
+				return fmt.Errorf("building pod %s: %w", name, err)
+			}
+			overridden[name] = ov
+			creates = append(creates, pod)
+		}
+	}
+	conflicts := r.createChildren(ctx, job, creates, overridden)
+	r.recordConflicts(job, p, conflicts, now)
+
+	if err := r.deletePods(ctx, job, ch.strayPods); err != nil {
+		return err
+	}
+	return r.deleteServices(ctx, job, ch.strayServices)
+}
+
+// createChildren creates objects in parallel. It returns the names held by
+// objects this job does not own.
+func (r *Reconciler) createChildren(ctx context.Context, job client.Object, objs []client.Object, overridden map[string]bool) []string {
+	if len(objs) == 0 {
+		return nil
+	}
+	var mu sync.Mutex
+	var conflicts []string
+	workqueue.ParallelizeUntil(ctx, r.opts.Fanout, len(objs), func(i int) {
+		obj := objs[i]
+		_, isPod := obj.(*corev1.Pod)
+		what, prefix := "Service", "svc/"
+		if isPod {
+			what, prefix = "Pod", "pod/"
+		}
+		err := r.client.Create(ctx, obj)
+		switch {
+		case err == nil:
+			r.inflight.markCreated(job.GetUID(), prefix+obj.GetName(), r.clock.Now())
+			r.recorder.Event(job, corev1.EventTypeNormal, "SuccessfulCreate"+what, fmt.Sprintf("Created %s: %s", lower(what), obj.GetName()))
+			if isPod && overridden[obj.GetName()] {
+				r.recorder.Event(job, corev1.EventTypeWarning, "SetPodTemplateRestartPolicy",
+					"Restart policy in pod template will be overwritten by restart policy in replica spec")
+			}
+		case apierrors.IsAlreadyExists(err):
+			// The cache lags, or the name belongs to someone else: ask the API.
+			existing := obj.DeepCopyObject().(client.Object)
+			if gerr := r.apiReader.Get(ctx, client.ObjectKeyFromObject(obj), existing); gerr != nil {
+				return
+			}
+			if ref := metav1.GetControllerOf(existing); ref != nil && ref.UID == job.GetUID() {
+				r.inflight.markCreated(job.GetUID(), prefix+obj.GetName(), r.clock.Now())
+				return
+			}
+			mu.Lock()
+			conflicts = append(conflicts, fmt.Sprintf("%s %s", lower(what), obj.GetName()))
+			mu.Unlock()
+		default:
+			log.FromContext(ctx).Error(err, "creating child", "kind", what, "name", obj.GetName())
+			r.recorder.Event(job, corev1.EventTypeWarning, "FailedCreate"+what, "Error creating: "+err.Error())
+		}
+	})
+	return conflicts
+}
+
+func lower(s string) string {
+	if s == "Pod" {
+		return "pod"
+	}
+	return "service"
+}
+
+// recordConflicts turns child-name collisions into a condition and an event
+// and a slow requeue, never a hot loop; the condition clears once resolved.
+func (r *Reconciler) recordConflicts(job client.Object, p *plan, conflicts []string, now metav1.Time) {
+	st := &p.status
+	if len(conflicts) == 0 {
+		clearCondition(st, ConditionChildConflict, "ChildrenCreated", "all children are owned by this job", now)
+		return
+	}
+	msg := fmt.Sprintf("%s %s cannot create its children: %v already exist and are owned by another object; delete them or rename the job",
+		r.fw.Kind(), job.GetName(), conflicts)
+	cur := getCondition(st, ConditionChildConflict)
+	if cur == nil || cur.Status != corev1.ConditionTrue {
+		p.event(corev1.EventTypeWarning, "ErrResourceExists", "%s", msg)
+	}
+	if cur != nil && cur.Status == corev1.ConditionTrue {
+		cur.Message = msg
+	} else {
+		setCondition(st, newCondition(ConditionChildConflict, corev1.ConditionTrue, "ChildNameConflict", msg, now))
+	}
+	p.requeue(conflictRetry)
+}
+
+// cleanup applies a cleanPodPolicy. While the job is not finished (suspend)
+// every pod and Service goes, whatever the policy.
+func (r *Reconciler) cleanup(ctx context.Context, job client.Object, ch children, policy kubeflowv1.CleanPodPolicy, finished bool) error {
+	if finished && (policy == kubeflowv1.CleanPodPolicyNone || policy == kubeflowv1.CleanPodPolicyUndefined) {
+		return nil
+	}
+	var pods []*corev1.Pod
+	names := map[string]bool{}
+	for _, pod := range ch.allPods {
+		if finished && policy == kubeflowv1.CleanPodPolicyRunning &&
+			pod.Status.Phase != corev1.PodRunning && pod.Status.Phase != corev1.PodPending {
+			continue
+		}
+		pods = append(pods, pod)
+		names[pod.Name] = true
+	}
+	var svcs []*corev1.Service
+	for _, s := range ch.allServices {
+		if !finished || policy == kubeflowv1.CleanPodPolicyAll || names[s.Name] {
+			svcs = append(svcs, s)
+		}
+	}
+	return errors.Join(r.deletePods(ctx, job, pods), r.deleteServices(ctx, job, svcs))
+}
+
+func (r *Reconciler) deletePods(ctx context.Context, job client.Object, pods []*corev1.Pod) error {
+	objs := make([]client.Object, 0, len(pods))
+	for _, p := range pods {
+		objs = append(objs, p)
+	}
+	return r.deleteChildren(ctx, job, objs, "Pod")
+}
+
+func (r *Reconciler) deleteServices(ctx context.Context, job client.Object, svcs []*corev1.Service) error {
+	objs := make([]client.Object, 0, len(svcs))
+	for _, s := range svcs {
+		objs = append(objs, s)
+	}
+	return r.deleteChildren(ctx, job, objs, "Service")
+}
+
+// deleteChildren deletes in parallel, skipping what is already going away.
+// The UID precondition protects a same-named replacement.
+func (r *Reconciler) deleteChildren(ctx context.Context, job client.Object, objs []client.Object, what string) error {
+	now := r.clock.Now()
+	todo := objs[:0:0]
+	for _, o := range objs {
+		if o.GetDeletionTimestamp() != nil || r.inflight.isDeleting(job.GetUID(), o.GetUID(), now) {
+			continue
+		}
+		todo = append(todo, o)
+	}
+	if len(todo) == 0 {
+		return nil
+	}
+	var mu sync.Mutex
+	var errs []error
+	workqueue.ParallelizeUntil(ctx, r.opts.Fanout, len(todo), func(i int) {
+		o := todo[i]
+		uid := o.GetUID()
+		err := r.client.Delete(ctx, o, client.Preconditions{UID: &uid})
+		if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
+			r.recorder.Event(job, corev1.EventTypeWarning, "FailedDelete"+what, err.Error())
+			mu.Lock()
+			errs = append(errs, err)
+			mu.Unlock()
+			return
+		}
+		r.inflight.markDeleted(job.GetUID(), uid, r.clock.Now())
+		if err == nil {
+			r.recorder.Event(job, corev1.EventTypeNormal, "SuccessfulDelete"+what, fmt.Sprintf("Deleted %s: %s", lower(what), o.GetName()))
+		}
+	})
+	return errors.Join(errs...)
+}

@@ -1,0 +1,104 @@
+// Package controllers wires the job engine to the frameworks enabled in the
+// operator Configuration.
+package controllers
+
+import (
+	"context"
+	"fmt"
+	"os"
+
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/selection"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/recorder"
+
+	configv1alpha1 "github.com/seed-d8a409e9/training-operator/apis/config/v1alpha1"
+	kubeflowv1 "github.com/seed-d8a409e9/training-operator/apis/kubeflow.org/v1"
+	"github.com/seed-d8a409e9/training-operator/controllers/engine"
+	"github.com/seed-d8a409e9/training-operator/controllers/pytorch"
+	"github.com/seed-d8a409e9/training-operator/internal/config"
+)
+
+// frameworkFactory builds one framework adapter from the configuration.
+type frameworkFactory func(cfg *configv1alpha1.Configuration) (engine.Framework, error)
+
+// frameworks maps --enable-scheme names to their adapters.
+var frameworks = map[string]frameworkFactory{
+	configv1alpha1.SchemePyTorchJob: newPyTorch,
+}
+
+func newPyTorch(cfg *configv1alpha1.Configuration) (engine.Framework, error) {
+	pic := cfg.PyTorchInitContainer
+	opts := pytorch.Options{InitContainerImage: pic.Image}
+	if pic.MaxTries != nil {
+		opts.InitContainerMaxTries = int(*pic.MaxTries)
+	}
+	if pic.TemplateFile != "" {
+		// v1 semantics: the template file is optional; use it only if present.
+		if b, err := os.ReadFile(pic.TemplateFile); err == nil {
+			opts.InitContainerTemplate = string(b)
+		}
+	}
+	return pytorch.New(opts)
+}
+
+// Implemented lists the schemes this build has adapters for.
+func Implemented(name string) bool {
+	_, ok := frameworks[name]
+	return ok
+}
+
+// Setup registers the job controller of every scheme enabled in cfg with mgr.
+// It is called once by main before the manager starts.
+func Setup(mgr ctrl.Manager, cfg *configv1alpha1.Configuration) error {
+	if err := engine.SetupIndexes(context.Background(), mgr.GetFieldIndexer()); err != nil {
+		return fmt.Errorf("setting up field indexes: %w", err)
+	}
+	log := ctrl.Log.WithName("setup")
+	for _, name := range cfg.EnabledSchemes {
+		factory, ok := frameworks[name]
+		if !ok {
+			log.Info("scheme enabled but not implemented by this build yet; skipping", "scheme", name)
+			continue
+		}
+		fw, err := factory(cfg)
+		if err != nil {
+			return fmt.Errorf("%s: %w", name, err)
+		}
+		r := engine.NewReconciler(fw, mgr.GetClient(), mgr.GetAPIReader(),
+			eventRecorder{mgr.GetEventRecorder(fw.ControllerName())},
+			engine.Options{MaxConcurrentReconciles: config.Concurrency(cfg, name)})
+		if err := r.SetupWithManager(mgr); err != nil {
+			return fmt.Errorf("%s controller: %w", name, err)
+		}
+		log.Info("controller registered", "scheme", name, "concurrency", config.Concurrency(cfg, name))
+	}
+	return nil
+}
+
+// CacheByObject keeps only our children in the informer caches: pods,
+// Services and HPAs that carry the operator-name label.
+func CacheByObject() map[client.Object]cache.ByObject {
+	req, err := labels.NewRequirement(kubeflowv1.OperatorNameLabel, selection.Exists, nil)
+	if err != nil {
+		panic(err) // constant input
+	}
+	sel := labels.NewSelector().Add(*req)
+	return map[client.Object]cache.ByObject{
+		&corev1.Pod{}:                            {Label: sel},
+		&corev1.Service{}:                        {Label: sel},
+		&autoscalingv2.HorizontalPodAutoscaler{}: {Label: sel},
+	}
+}
+
+// eventRecorder adapts controller-runtime's events.k8s.io recorder to the engine.
+type eventRecorder struct{ rec recorder.EventRecorder }
+
+func (e eventRecorder) Event(obj runtime.Object, eventType, reason, message string) {
+	e.rec.Eventf(obj, nil, eventType, reason, "Reconcile", "%s", message)
+}

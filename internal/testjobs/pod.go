@@ -1,0 +1,77 @@
+package testjobs
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+func resourceQuantity(n int64) *resource.Quantity { return resource.NewQuantity(n, resource.DecimalSI) }
+
+// PodWrapper builds a pod as the engine would see it.
+type PodWrapper struct{ corev1.Pod }
+
+// MakePod starts a pod with a labelled replica type and index.
+func MakePod(name, ns string) *PodWrapper {
+	return &PodWrapper{corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: map[string]string{}}}}
+}
+
+// Obj returns the built pod.
+func (w *PodWrapper) Obj() *corev1.Pod { return w.DeepCopy() }
+
+// UID sets the pod UID.
+func (w *PodWrapper) UID(uid string) *PodWrapper {
+	w.ObjectMeta.UID = types.UID(uid)
+	return w
+}
+
+// Label sets a label.
+func (w *PodWrapper) Label(k, v string) *PodWrapper {
+	w.Labels[k] = v
+	return w
+}
+
+// Phase sets status.phase.
+func (w *PodWrapper) Phase(p corev1.PodPhase) *PodWrapper {
+	w.Status.Phase = p
+	return w
+}
+
+// Reason sets status.reason (e.g. Evicted).
+func (w *PodWrapper) Reason(r string) *PodWrapper {
+	w.Status.Reason = r
+	return w
+}
+
+// Terminated records a terminated container with an exit code and reason.
+func (w *PodWrapper) Terminated(container string, code int32, reason string) *PodWrapper {
+	w.Status.ContainerStatuses = append(w.Status.ContainerStatuses, corev1.ContainerStatus{
+		Name:  container,
+		State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: code, Reason: reason}},
+	})
+	return w
+}
+
+// Restarts records a running container with in-place restarts.
+func (w *PodWrapper) Restarts(container string, n int32) *PodWrapper {
+	w.Status.ContainerStatuses = append(w.Status.ContainerStatuses, corev1.ContainerStatus{
+		Name:         container,
+		RestartCount: n,
+		State:        corev1.ContainerState{Running: &corev1.ContainerStateRunning{}},
+	})
+	return w
+}
+
+// DisruptionTarget adds a True DisruptionTarget condition.
+func (w *PodWrapper) DisruptionTarget(reason string) *PodWrapper {
+	w.Status.Conditions = append(w.Status.Conditions, corev1.PodCondition{Type: corev1.DisruptionTarget, Status: corev1.ConditionTrue, Reason: reason})
+	return w
+}
+
+// Terminating sets a deletionTimestamp.
+func (w *PodWrapper) Terminating() *PodWrapper {
+	now := metav1.Now()
+	w.DeletionTimestamp = &now
+	return w
+}

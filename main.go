@@ -1,0 +1,243 @@
+/*
+Copyright 2026 The training-operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Command training-operator runs the controllers of the Kubeflow Training
+// Operator v1 kinds (kubeflow.org/v1 PyTorchJob, TFJob, MPIJob, XGBoostJob,
+// PaddleJob, JAXJob).
+//
+// Settings come from an optional config.training-operator.io/v1alpha1
+// Configuration file (--config) and from the v1 command-line flags, which
+// override the file when given explicitly.
+package main
+
+import (
+	"flag"
+	"fmt"
+	"net/http"
+	"os"
+	"strings"
+
+	"github.com/go-logr/logr"
+	"go.uber.org/zap/zapcore"
+	authenticationv1 "k8s.io/api/authentication/v1"
+	authorizationv1 "k8s.io/api/authorization/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	authenticationclient "k8s.io/client-go/kubernetes/typed/authentication/v1"
+	authorizationclient "k8s.io/client-go/kubernetes/typed/authorization/v1"
+	_ "k8s.io/client-go/plugin/pkg/client/auth"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/leaderelection/resourcelock"
+	"k8s.io/klog/v2"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	"sigs.k8s.io/controller-runtime/pkg/webhook"
+
+	configv1alpha1 "github.com/seed-d8a409e9/training-operator/apis/config/v1alpha1"
+	kubeflowv1 "github.com/seed-d8a409e9/training-operator/apis/kubeflow.org/v1"
+	"github.com/seed-d8a409e9/training-operator/controllers"
+	"github.com/seed-d8a409e9/training-operator/internal/config"
+)
+
+var (
+	scheme   = runtime.NewScheme()
+	setupLog = ctrl.Log.WithName("setup")
+)
+
+func init() {
+	utilruntime.Must(clientgoscheme.AddToScheme(scheme))
+	utilruntime.Must(kubeflowv1.AddToScheme(scheme))
+	utilruntime.Must(configv1alpha1.AddToScheme(scheme))
+}
+
+func main() {
+	// Production logging (JSON, info level) by default; v1's stack-trace
+	// threshold (DPanic) keeps ordinary error logs on one line.
+	logOpts := zap.Options{Development: false, StacktraceLevel: zapcore.DPanicLevel}
+	logOpts.BindFlags(flag.CommandLine)
+	var flags config.Flags
+	flags.Bind(flag.CommandLine)
+	// --kubeconfig is registered on flag.CommandLine by controller-runtime.
+	flag.Parse()
+
+	logger := zap.New(zap.UseFlagOptions(&logOpts))
+	ctrl.SetLogger(logger)
+	klog.SetLogger(logger)
+
+	cfg, err := config.Build(flags.ConfigFile, &flags, config.ExplicitFlags(flag.CommandLine))
+	if err != nil {
+		setupLog.Error(err, "unable to load configuration", "file", flags.ConfigFile)
+		os.Exit(1)
+	}
+	// Logged as a plain map: the logger renders runtime.Objects as object references.
+	effective, err := runtime.DefaultUnstructuredConverter.ToUnstructured(cfg)
+	if err != nil {
+		setupLog.Error(err, "unable to encode configuration")
+		os.Exit(1)
+	}
+	setupLog.Info("effective configuration", "configuration", effective)
+
+	mgr, err := newManager(cfg)
+	if err != nil {
+		setupLog.Error(err, "unable to create manager")
+		os.Exit(1)
+	}
+
+	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
+		setupLog.Error(err, "unable to set up health check")
+		os.Exit(1)
+	}
+	// Readiness is a plain ping until the webhook work lands; it will then
+	// report ready only once the serving certificates exist and the webhook
+	// server has started, so that no request reaches a replica that would
+	// fail the admission call.
+	if err := mgr.AddReadyzCheck("readyz", healthz.Ping); err != nil {
+		setupLog.Error(err, "unable to set up ready check")
+		os.Exit(1)
+	}
+
+	if err := controllers.Setup(mgr, cfg); err != nil {
+		setupLog.Error(err, "unable to set up controllers")
+		os.Exit(1)
+	}
+
+	setupLog.Info("starting manager")
+	if err := mgr.Start(ctrl.SetupSignalHandler()); err != nil {
+		setupLog.Error(err, "problem running manager")
+		os.Exit(1)
+	}
+	setupLog.Info("stopping")
+}
+
+// newManager builds the controller-runtime manager from a validated,
+// defaulted configuration.
+func newManager(cfg *configv1alpha1.Configuration) (ctrl.Manager, error) {
+	restCfg, err := ctrl.GetConfig()
+	if err != nil {
+		return nil, fmt.Errorf("loading kubeconfig: %w", err)
+	}
+	restCfg.QPS = *cfg.ClientConnection.QPS
+	restCfg.Burst = int(*cfg.ClientConnection.Burst)
+
+	metricsOpts := metricsserver.Options{
+		BindAddress:   cfg.Metrics.BindAddress,
+		SecureServing: cfg.Metrics.Secure,
+	}
+	if cfg.Metrics.Secure {
+		metricsOpts.FilterProvider = metricsAuthFilter
+	}
+
+	cacheOpts := cache.Options{
+		// Informers hold only the children we own, without managedFields.
+		ByObject:         controllers.CacheByObject(),
+		DefaultTransform: cache.TransformStripManagedFields(),
+	}
+	if cfg.Namespace != "" {
+		cacheOpts.DefaultNamespaces = map[string]cache.Config{cfg.Namespace: {}}
+	}
+
+	le := cfg.LeaderElection
+	return ctrl.NewManager(restCfg, ctrl.Options{
+		Scheme:                        scheme,
+		Cache:                         cacheOpts,
+		Metrics:                       metricsOpts,
+		HealthProbeBindAddress:        cfg.Health.ProbeBindAddress,
+		LeaderElection:                le.LeaderElect,
+		LeaderElectionID:              le.ResourceName,
+		LeaderElectionNamespace:       le.ResourceNamespace,
+		LeaderElectionResourceLock:    resourcelock.LeasesResourceLock,
+		LeaderElectionReleaseOnCancel: true,
+		LeaseDuration:                 &le.LeaseDuration.Duration,
+		RenewDeadline:                 &le.RenewDeadline.Duration,
+		RetryPeriod:                   &le.RetryPeriod.Duration,
+		// The server only starts once a webhook is registered with it.
+		WebhookServer: webhook.NewServer(webhook.Options{
+			Host:    cfg.Webhook.Host,
+			Port:    int(*cfg.Webhook.Port),
+			CertDir: cfg.Webhook.CertDir,
+		}),
+	})
+}
+
+// metricsAuthFilter protects the secure metrics endpoint: the caller's bearer
+// token is authenticated with a TokenReview and the request authorized with a
+// SubjectAccessReview on the non-resource URL (e.g. GET /metrics), which is
+// what Prometheus' ServiceAccount needs RBAC for. It is a small stand-in for
+// controller-runtime's filters package, which would link the whole
+// k8s.io/apiserver module into the binary.
+func metricsAuthFilter(c *rest.Config, httpClient *http.Client) (metricsserver.Filter, error) {
+	authn, err := authenticationclient.NewForConfigAndClient(c, httpClient)
+	if err != nil {
+		return nil, err
+	}
+	authz, err := authorizationclient.NewForConfigAndClient(c, httpClient)
+	if err != nil {
+		return nil, err
+	}
+	return func(log logr.Logger, next http.Handler) (http.Handler, error) {
+		return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+			token, ok := strings.CutPrefix(req.Header.Get("Authorization"), "Bearer ")
+			if !ok || token == "" {
+				http.Error(w, "Unauthorized", http.StatusUnauthorized)
+				return
+			}
+			tr, err := authn.TokenReviews().Create(req.Context(), &authenticationv1.TokenReview{
+				Spec: authenticationv1.TokenReviewSpec{Token: token},
+			}, metav1.CreateOptions{})
+			if err != nil {
+				log.Error(err, "metrics authentication failed")
+				http.Error(w, "Authentication failed", http.StatusInternalServerError)
+				return
+			}
+			if !tr.Status.Authenticated {
+				http.Error(w, "Unauthorized", http.StatusUnauthorized)
+				return
+			}
+			user := tr.Status.User
+			extra := make(map[string]authorizationv1.ExtraValue, len(user.Extra))
+			for k, v := range user.Extra {
+				extra[k] = authorizationv1.ExtraValue(v)
+			}
+			sar, err := authz.SubjectAccessReviews().Create(req.Context(), &authorizationv1.SubjectAccessReview{
+				Spec: authorizationv1.SubjectAccessReviewSpec{
+					User:   user.Username,
+					UID:    user.UID,
+					Groups: user.Groups,
+					Extra:  extra,
+					NonResourceAttributes: &authorizationv1.NonResourceAttributes{
+						Path: req.URL.Path,
+						Verb: strings.ToLower(req.Method),
+					},
+				},
+			}, metav1.CreateOptions{})
+			if err != nil {
+				log.Error(err, "metrics authorization failed")
+				http.Error(w, "Authorization failed", http.StatusInternalServerError)
+				return
+			}
+			if !sar.Status.Allowed {
+				http.Error(w, fmt.Sprintf("Forbidden (user=%s, verb=%s, path=%s)", user.Username, strings.ToLower(req.Method), req.URL.Path), http.StatusForbidden)
+				return
+			}
+			next.ServeHTTP(w, req)
+		}), nil
+	}, nil
+}
