@@ -1,0 +1,341 @@
+package controller_test
+
+import (
+	"context"
+	"strings"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	kubeflowv1 "github.com/seed-d8a409e9/training-operator/apis/kubeflow.org/v1"
+	"github.com/seed-d8a409e9/training-operator/e2e/cluster"
+	"github.com/seed-d8a409e9/training-operator/internal/testjobs"
+	"github.com/seed-d8a409e9/training-operator/test/util"
+)
+
+func envMap(c corev1.Container) map[string]string {
+	m := map[string]string{}
+	for _, e := range c.Env {
+		m[e.Name] = e.Value
+	}
+	return m
+}
+
+var _ = Describe("PyTorchJob", func() {
+	var ns string
+	BeforeEach(func(ctx context.Context) { ns = newNamespace(ctx) })
+
+	It("creates pods and headless services with v1 names, labels, env and owner references", func(ctx context.Context) {
+		job := testjobs.MakePyTorchJob("mnist", ns).Master(1).Workers(2).Obj()
+		Expect(k8s.Create(ctx, job)).To(Succeed())
+
+		Eventually(func() []string { return podNames(jobPods(ctx, ns, "mnist")) }, timeout, interval).
+			Should(Equal([]string{"mnist-master-0", "mnist-worker-0", "mnist-worker-1"}))
+		for _, p := range jobPods(ctx, ns, "mnist") {
+			Expect(p.OwnerReferences).To(HaveLen(1))
+			ref := p.OwnerReferences[0]
+			Expect(ref.Kind).To(Equal("PyTorchJob"))
+			Expect(ref.APIVersion).To(Equal("kubeflow.org/v1"))
+			Expect(*ref.Controller).To(BeTrue())
+			Expect(ref.UID).To(Equal(getPyTorchJob(ctx, ns, "mnist").UID))
+			Expect(p.Labels).To(HaveKeyWithValue(kubeflowv1.OperatorNameLabel, "pytorchjob-controller"))
+			Expect(p.Labels).To(HaveKeyWithValue(kubeflowv1.JobNameLabel, "mnist"))
+			Expect(p.Spec.RestartPolicy).To(Equal(corev1.RestartPolicyOnFailure))
+			e := envMap(p.Spec.Containers[0])
+			Expect(e).To(HaveKeyWithValue("MASTER_ADDR", "mnist-master-0"))
+			Expect(e).To(HaveKeyWithValue("MASTER_PORT", "23456"))
+			Expect(e).To(HaveKeyWithValue("WORLD_SIZE", "3"))
+			Expect(e).To(HaveKeyWithValue("PYTHONUNBUFFERED", "1"))
+		}
+		w1 := jobPods(ctx, ns, "mnist")[2]
+		Expect(w1.Labels).To(HaveKeyWithValue(kubeflowv1.ReplicaTypeLabel, "worker"))
+		Expect(w1.Labels).To(HaveKeyWithValue(kubeflowv1.ReplicaIndexLabel, "1"))
+		Expect(envMap(w1.Spec.Containers[0])).To(HaveKeyWithValue("RANK", "2"))
+		Expect(w1.Spec.InitContainers).To(HaveLen(1))
+		Expect(w1.Spec.InitContainers[0].Name).To(Equal("init-pytorch"))
+		m0 := jobPods(ctx, ns, "mnist")[0]
+		Expect(m0.Labels).To(HaveKeyWithValue(kubeflowv1.JobRoleLabel, "master"))
+
+		var svcs corev1.ServiceList
+		Eventually(func() int {
+			Expect(k8s.List(ctx, &svcs, client.InNamespace(ns))).To(Succeed())
+			return len(svcs.Items)
+		}, timeout, interval).Should(Equal(3))
+		for _, s := range svcs.Items {
+			Expect(s.Spec.ClusterIP).To(Equal(corev1.ClusterIPNone))
+			Expect(s.Spec.Ports).To(Equal([]corev1.ServicePort{{Name: "pytorchjob-port", Port: 23456, Protocol: corev1.ProtocolTCP, TargetPort: intstrFromInt(23456)}}))
+			Expect(s.Spec.Selector).To(HaveKeyWithValue(kubeflowv1.ReplicaIndexLabel, s.Labels[kubeflowv1.ReplicaIndexLabel]))
+		}
+
+		j := eventuallyPyTorchCondition(ctx, ns, "mnist", kubeflowv1.JobRunning)
+		Expect(j.Status.StartTime).NotTo(BeNil())
+		Expect(j.Status.ReplicaStatuses["Worker"].Active).To(Equal(int32(2)))
+		Expect(j.Status.ReplicaStatuses["Worker"].Selector).To(Equal(
+			"training.kubeflow.org/job-name=mnist,training.kubeflow.org/operator-name=pytorchjob-controller,training.kubeflow.org/replica-type=worker"))
+		Expect(conditionTypes(j.Status)).To(Equal([]string{"Created=True", "Running=True"}))
+	})
+
+	It("succeeds when the master succeeds and applies cleanPodPolicy", func(ctx context.Context) {
+		job := testjobs.MakePyTorchJob("ok", ns).Master(1).Workers(2).CleanPodPolicy(kubeflowv1.CleanPodPolicyRunning).
+			Annotation("Master", cluster.ExitCodeAnnotation, "0").Annotation("Master", cluster.ExitDelayAnnotation, "2s").Obj()
+		Expect(k8s.Create(ctx, job)).To(Succeed())
+		j := eventuallyPyTorchCondition(ctx, ns, "ok", kubeflowv1.JobSucceeded)
+		Expect(conditionTypes(j.Status)).To(Equal([]string{"Created=True", "Running=False", "Succeeded=True"}))
+		Expect(j.Status.CompletionTime).NotTo(BeNil())
+		Expect(condition(j.Status, kubeflowv1.JobSucceeded).Reason).To(Equal("PyTorchJobSucceeded"))
+		Expect(condition(j.Status, kubeflowv1.JobSucceeded).Message).To(Equal("PyTorchJob ok is successfully completed."))
+		// Running workers are deleted, the succeeded master is kept.
+		Eventually(func() []string { return livePodNames(ctx, ns, "ok") }, timeout, interval).Should(Equal([]string{"ok-master-0"}))
+	})
+
+	It("keeps pods of a succeeded job with cleanPodPolicy None and removes all with All", func(ctx context.Context) {
+		none := testjobs.MakePyTorchJob("keep", ns).Master(1).Workers(1).CleanPodPolicy(kubeflowv1.CleanPodPolicyNone).
+			Annotation("Master", cluster.ExitCodeAnnotation, "0").Obj()
+		all := testjobs.MakePyTorchJob("drop", ns).Master(1).Workers(1).CleanPodPolicy(kubeflowv1.CleanPodPolicyAll).
+			Annotation("Master", cluster.ExitCodeAnnotation, "0").Obj()
+		Expect(k8s.Create(ctx, none)).To(Succeed())
+		Expect(k8s.Create(ctx, all)).To(Succeed())
+		eventuallyPyTorchCondition(ctx, ns, "keep", kubeflowv1.JobSucceeded)
+		eventuallyPyTorchCondition(ctx, ns, "drop", kubeflowv1.JobSucceeded)
+		Eventually(func() []string { return livePodNames(ctx, ns, "drop") }, timeout, interval).Should(BeEmpty())
+		Consistently(func() []string { return livePodNames(ctx, ns, "keep") }, 2*time.Second, interval).
+			Should(Equal([]string{"keep-master-0", "keep-worker-0"}))
+	})
+
+	DescribeTable("restart policies",
+		func(ctx context.Context, policy kubeflowv1.RestartPolicy, code int, wantRestart bool) {
+			job := testjobs.MakePyTorchJob("rp", ns).Master(1).Workers(1).RestartPolicy(policy).Obj()
+			Expect(k8s.Create(ctx, job)).To(Succeed())
+			pods := waitPodsRunning(ctx, ns, "rp", 2)
+			oldUID := pods[1].UID
+			finishPod(ctx, ns, "rp-worker-0", code)
+			if wantRestart {
+				j := eventuallyPyTorchCondition(ctx, ns, "rp", kubeflowv1.JobRestarting)
+				Expect(condition(j.Status, kubeflowv1.JobRestarting).Message).To(ContainSubstring("rp-worker-0"))
+				Eventually(func(g Gomega) {
+					var p corev1.Pod
+					g.Expect(k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "rp-worker-0"}, &p)).To(Succeed())
+					g.Expect(p.UID).NotTo(Equal(oldUID))
+					g.Expect(p.Status.Phase).To(Equal(corev1.PodRunning))
+				}, timeout, interval).Should(Succeed())
+				j = eventuallyPyTorchCondition(ctx, ns, "rp", kubeflowv1.JobRunning)
+				Expect(j.Status.RestartCount).To(Equal(int32(1)))
+				return
+			}
+			j := eventuallyPyTorchCondition(ctx, ns, "rp", kubeflowv1.JobFailed)
+			msg := condition(j.Status, kubeflowv1.JobFailed).Message
+			Expect(msg).To(HavePrefix("PyTorchJob rp is failed because 1 Worker replica(s) failed."))
+			Expect(msg).To(ContainSubstring("rp-worker-0: container pytorch exited with code"))
+		},
+		Entry("OnFailure, exit 1 restarts", kubeflowv1.RestartPolicyOnFailure, 1, true),
+		Entry("OnFailure, exit 137 restarts", kubeflowv1.RestartPolicyOnFailure, 137, true),
+		Entry("Always, exit 1 restarts", kubeflowv1.RestartPolicyAlways, 1, true),
+		Entry("Always, exit 137 restarts", kubeflowv1.RestartPolicyAlways, 137, true),
+		Entry("ExitCode, exit 1 fails", kubeflowv1.RestartPolicyExitCode, 1, false),
+		Entry("ExitCode, exit 137 restarts", kubeflowv1.RestartPolicyExitCode, 137, true),
+		Entry("Never, exit 1 fails", kubeflowv1.RestartPolicyNever, 1, false),
+		Entry("Never, exit 137 fails", kubeflowv1.RestartPolicyNever, 137, false),
+	)
+
+	DescribeTable("a pod deleted by someone else is recreated and counted",
+		func(ctx context.Context, policy kubeflowv1.RestartPolicy) {
+			job := testjobs.MakePyTorchJob("del", ns).Master(1).Workers(1).RestartPolicy(policy).Obj()
+			Expect(k8s.Create(ctx, job)).To(Succeed())
+			pods := waitPodsRunning(ctx, ns, "del", 2)
+			Expect(k8s.Delete(ctx, &pods[1])).To(Succeed())
+			Eventually(func(g Gomega) {
+				var p corev1.Pod
+				g.Expect(k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "del-worker-0"}, &p)).To(Succeed())
+				g.Expect(p.UID).NotTo(Equal(pods[1].UID))
+				g.Expect(getPyTorchJob(ctx, ns, "del").Status.RestartCount).To(Equal(int32(1)))
+			}, timeout, interval).Should(Succeed())
+			Expect(condition(getPyTorchJob(ctx, ns, "del").Status, kubeflowv1.JobFailed)).To(BeNil())
+		},
+		Entry("OnFailure", kubeflowv1.RestartPolicyOnFailure),
+		Entry("ExitCode", kubeflowv1.RestartPolicyExitCode),
+		Entry("Never", kubeflowv1.RestartPolicyNever),
+	)
+
+	It("fails with v1's message once backoffLimit is reached", func(ctx context.Context) {
+		job := testjobs.MakePyTorchJob("bo", ns).Master(1).Workers(1).BackoffLimit(2).CleanPodPolicy(kubeflowv1.CleanPodPolicyAll).
+			RestartPolicy(kubeflowv1.RestartPolicyOnFailure).
+			Annotation("Worker", cluster.ExitCodeAnnotation, "1").Annotation("Worker", cluster.ExitDelayAnnotation, "500ms").Obj()
+		Expect(k8s.Create(ctx, job)).To(Succeed())
+		j := eventuallyPyTorchCondition(ctx, ns, "bo", kubeflowv1.JobFailed)
+		c := condition(j.Status, kubeflowv1.JobFailed)
+		Expect(c.Reason).To(Equal("PyTorchJobFailed"))
+		Expect(c.Message).To(Equal("Job bo has failed because it has reached the specified backoff limit"))
+		Expect(j.Status.RestartCount).To(Equal(int32(2)))
+		Eventually(func() []string { return livePodNames(ctx, ns, "bo") }, timeout, interval).Should(BeEmpty())
+	})
+
+	It("fails on activeDeadlineSeconds through a timer, with no other event", func(ctx context.Context) {
+		job := testjobs.MakePyTorchJob("ads", ns).Master(1).ActiveDeadlineSeconds(5).CleanPodPolicy(kubeflowv1.CleanPodPolicyAll).Obj()
+		Expect(k8s.Create(ctx, job)).To(Succeed())
+		waitPodsRunning(ctx, ns, "ads", 1)
+		j := eventuallyPyTorchCondition(ctx, ns, "ads", kubeflowv1.JobFailed)
+		Expect(condition(j.Status, kubeflowv1.JobFailed).Message).To(Equal("Job ads has failed because it was active longer than specified deadline"))
+		Expect(j.Status.CompletionTime.Sub(j.Status.StartTime.Time)).To(BeNumerically("<", 8*time.Second))
+		Eventually(func() []string { return livePodNames(ctx, ns, "ads") }, timeout, interval).Should(BeEmpty())
+	})
+
+	It("deletes a finished job after ttlSecondsAfterFinished", func(ctx context.Context) {
+		job := testjobs.MakePyTorchJob("ttl", ns).Master(1).TTLSecondsAfterFinished(3).
+			Annotation("Master", cluster.ExitCodeAnnotation, "0").Obj()
+		Expect(k8s.Create(ctx, job)).To(Succeed())
+		eventuallyPyTorchCondition(ctx, ns, "ttl", kubeflowv1.JobSucceeded)
+		Eventually(func() bool {
+			err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "ttl"}, &kubeflowv1.PyTorchJob{})
+			return apierrors.IsNotFound(err)
+		}, timeout, interval).Should(BeTrue())
+		// Children go by garbage collection.
+		Eventually(func() []string { return livePodNames(ctx, ns, "ttl") }, timeout, interval).Should(BeEmpty())
+	})
+
+	It("suspends at creation, suspends while running and resumes", func(ctx context.Context) {
+		job := testjobs.MakePyTorchJob("sus", ns).Master(1).Workers(1).Suspend(true).Obj()
+		Expect(k8s.Create(ctx, job)).To(Succeed())
+		j := eventuallyPyTorchCondition(ctx, ns, "sus", kubeflowv1.JobSuspended)
+		Expect(conditionTypes(j.Status)).To(Equal([]string{"Created=True", "Suspended=True"}))
+		Expect(j.Status.StartTime).To(BeNil())
+		Consistently(func() []string { return podNames(jobPods(ctx, ns, "sus")) }, 2*time.Second, interval).Should(BeEmpty())
+
+		// Resume; Kueue-style template mutation on resume must apply.
+		j = getPyTorchJob(ctx, ns, "sus")
+		j.Spec.RunPolicy.Suspend = ptr.To(false)
+		j.Spec.PyTorchReplicaSpecs["Worker"].Template.Spec.NodeSelector = map[string]string{"kubernetes.io/hostname": "gpu-node-1"}
+		Expect(k8s.Update(ctx, j)).To(Succeed())
+		j = eventuallyPyTorchCondition(ctx, ns, "sus", kubeflowv1.JobRunning)
+		Expect(conditionTypes(j.Status)).To(Equal([]string{"Created=True", "Suspended=False", "Running=True"}))
+		Expect(condition(j.Status, kubeflowv1.JobSuspended).Reason).To(Equal("PyTorchJobResumed"))
+		firstStart := j.Status.StartTime
+		Expect(firstStart).NotTo(BeNil())
+		var w corev1.Pod
+		Expect(k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "sus-worker-0"}, &w)).To(Succeed())
+		Expect(w.Spec.NodeName).To(Equal("gpu-node-1"))
+
+		// Suspend while running: everything goes, Running=False.
+		j = getPyTorchJob(ctx, ns, "sus")
+		j.Spec.RunPolicy.Suspend = ptr.To(true)
+		Expect(k8s.Update(ctx, j)).To(Succeed())
+		j = eventuallyPyTorchCondition(ctx, ns, "sus", kubeflowv1.JobSuspended)
+		Expect(conditionTypes(j.Status)).To(Equal([]string{"Created=True", "Running=False", "Suspended=True"}))
+		Eventually(func() []string { return livePodNames(ctx, ns, "sus") }, timeout, interval).Should(BeEmpty())
+		Eventually(func() int32 { return getPyTorchJob(ctx, ns, "sus").Status.ReplicaStatuses["Worker"].Active }, timeout, interval).Should(BeZero())
+
+		time.Sleep(1100 * time.Millisecond) // startTime has second precision
+		j = getPyTorchJob(ctx, ns, "sus")
+		j.Spec.RunPolicy.Suspend = ptr.To(false)
+		Expect(k8s.Update(ctx, j)).To(Succeed())
+		j = eventuallyPyTorchCondition(ctx, ns, "sus", kubeflowv1.JobRunning)
+		Expect(j.Status.StartTime.After(firstStart.Time)).To(BeTrue(), "startTime is reset on resume")
+	})
+
+	It("leaves jobs managed by MultiKueue alone", func(ctx context.Context) {
+		job := testjobs.MakePyTorchJob("mk", ns).Master(1).ManagedBy(kubeflowv1.MultiKueueController).Obj()
+		Expect(k8s.Create(ctx, job)).To(Succeed())
+		Consistently(func(g Gomega) {
+			j := getPyTorchJob(ctx, ns, "mk")
+			g.Expect(j.Status.Conditions).To(BeEmpty())
+			g.Expect(jobPods(ctx, ns, "mk")).To(BeEmpty())
+		}, 3*time.Second, interval).Should(Succeed())
+	})
+
+	It("scales workers up and down by index", func(ctx context.Context) {
+		job := testjobs.MakePyTorchJob("sc", ns).Master(1).Workers(2).Obj()
+		Expect(k8s.Create(ctx, job)).To(Succeed())
+		waitPodsRunning(ctx, ns, "sc", 3)
+		scale := func(n int32) {
+			Eventually(func() error {
+				j := getPyTorchJob(ctx, ns, "sc")
+				j.Spec.PyTorchReplicaSpecs["Worker"].Replicas = ptr.To(n)
+				return k8s.Update(ctx, j)
+			}, timeout, interval).Should(Succeed())
+		}
+		scale(4)
+		Eventually(func() []string { return livePodNames(ctx, ns, "sc") }, timeout, interval).
+			Should(Equal([]string{"sc-master-0", "sc-worker-0", "sc-worker-1", "sc-worker-2", "sc-worker-3"}))
+		scale(1)
+		Eventually(func() []string { return livePodNames(ctx, ns, "sc") }, timeout, interval).
+			Should(Equal([]string{"sc-master-0", "sc-worker-0"}))
+		Eventually(func() []string {
+			var sl corev1.ServiceList
+			Expect(k8s.List(ctx, &sl, client.InNamespace(ns))).To(Succeed())
+			var names []string
+			for _, s := range sl.Items {
+				if s.DeletionTimestamp == nil {
+					names = append(names, s.Name)
+				}
+			}
+			return names
+		}, timeout, interval).Should(ConsistOf("sc-master-0", "sc-worker-0"))
+		Expect(condition(getPyTorchJob(ctx, ns, "sc").Status, kubeflowv1.JobFailed)).To(BeNil())
+	})
+
+	It("manages the elastic HPA: created, repaired on drift, deleted on suspend", func(ctx context.Context) {
+		job := testjobs.MakePyTorchJob("el", ns).Workers(2).Elastic(1, 4, testjobs.CPUMetric(80)).Obj()
+		Expect(k8s.Create(ctx, job)).To(Succeed())
+		var hpa autoscalingv2.HorizontalPodAutoscaler
+		key := client.ObjectKey{Namespace: ns, Name: "el"}
+		Eventually(func() error { return k8s.Get(ctx, key, &hpa) }, timeout, interval).Should(Succeed())
+		Expect(hpa.Spec.MaxReplicas).To(Equal(int32(4)))
+		Expect(*hpa.Spec.MinReplicas).To(Equal(int32(1)))
+		Expect(hpa.Spec.ScaleTargetRef).To(Equal(autoscalingv2.CrossVersionObjectReference{Kind: "PyTorchJob", Name: "el", APIVersion: "kubeflow.org/v1"}))
+
+		hpa.Spec.MaxReplicas = 99
+		Expect(k8s.Update(ctx, &hpa)).To(Succeed())
+		Eventually(func() int32 {
+			Expect(k8s.Get(ctx, key, &hpa)).To(Succeed())
+			return hpa.Spec.MaxReplicas
+		}, timeout, interval).Should(Equal(int32(4)))
+
+		j := getPyTorchJob(ctx, ns, "el")
+		j.Spec.RunPolicy.Suspend = ptr.To(true)
+		Expect(k8s.Update(ctx, j)).To(Succeed())
+		Eventually(func() bool { return apierrors.IsNotFound(k8s.Get(ctx, key, &hpa)) }, timeout, interval).Should(BeTrue())
+	})
+
+	It("does not duplicate pods when the operator restarts mid-job", func(ctx context.Context) {
+		job := testjobs.MakePyTorchJob("rs", ns).Master(1).Workers(8).Obj()
+		Expect(k8s.Create(ctx, job)).To(Succeed())
+		// Stop the operator while it is creating pods, then start a fresh one.
+		Eventually(func() int { return len(jobPods(ctx, ns, "rs")) }, timeout, 20*time.Millisecond).Should(BeNumerically(">", 0))
+		Expect(operator.Stop()).To(Succeed())
+		var err error
+		operator, err = util.StartOperator(restCfg, util.DefaultConfiguration())
+		Expect(err).NotTo(HaveOccurred())
+		waitPodsRunning(ctx, ns, "rs", 9)
+		Consistently(func() int { return len(jobPods(ctx, ns, "rs")) }, 2*time.Second, interval).Should(Equal(9))
+		j := eventuallyPyTorchCondition(ctx, ns, "rs", kubeflowv1.JobRunning)
+		Expect(j.Status.RestartCount).To(BeZero())
+		Expect(conditionTypes(j.Status)).To(Equal([]string{"Created=True", "Running=True"}))
+	})
+
+	It("reports a child name held by another job as a condition, not a hot loop", func(ctx context.Context) {
+		blocker := testjobs.MakePod("clash-master-0", ns).Obj()
+		blocker.Spec.Containers = []corev1.Container{{Name: "c", Image: "x"}}
+		Expect(k8s.Create(ctx, blocker)).To(Succeed())
+		Expect(k8s.Create(ctx, testjobs.MakePyTorchJob("clash", ns).Master(1).Obj())).To(Succeed())
+		j := eventuallyPyTorchCondition(ctx, ns, "clash", "ChildConflict")
+		Expect(condition(j.Status, "ChildConflict").Message).To(ContainSubstring("pod clash-master-0"))
+		Expect(k8s.Delete(ctx, blocker, client.GracePeriodSeconds(0))).To(Succeed())
+	})
+
+	It("runs the seed PyTorchJob to Succeeded", func(ctx context.Context) {
+		seed := util.SeedPyTorchJob(ns)
+		for _, rt := range []kubeflowv1.ReplicaType{"Master", "Worker"} {
+			a := map[string]string{cluster.ExitCodeAnnotation: "0", cluster.ExitDelayAnnotation: "2s"}
+			seed.Spec.PyTorchReplicaSpecs[rt].Template.Annotations = a
+		}
+		Expect(k8s.Create(ctx, seed)).To(Succeed())
+		j := eventuallyPyTorchCondition(ctx, ns, "pytorch-mnist", kubeflowv1.JobSucceeded)
+		Expect(strings.Join(conditionTypes(j.Status), ",")).To(Equal("Created=True,Running=False,Succeeded=True"))
+		Expect(j.Status.ReplicaStatuses["Master"].Succeeded).To(Equal(int32(1)))
+	})
+})

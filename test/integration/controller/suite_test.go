@@ -1,0 +1,169 @@
+// Package controller_test runs the job engine in-process against a real
+// kube-apiserver, controller manager, scheduler and KWOK (e2e/cluster).
+package controller_test
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"sort"
+	"testing"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/apimachinery/pkg/util/rand"
+	"k8s.io/client-go/rest"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+
+	kubeflowv1 "github.com/seed-d8a409e9/training-operator/apis/kubeflow.org/v1"
+	"github.com/seed-d8a409e9/training-operator/e2e/cluster"
+	"github.com/seed-d8a409e9/training-operator/test/util"
+)
+
+var (
+	env      *cluster.Cluster
+	restCfg  *rest.Config
+	k8s      client.Client
+	operator *util.Operator
+)
+
+const (
+	timeout  = 45 * time.Second
+	interval = 200 * time.Millisecond
+)
+
+func TestController(t *testing.T) {
+	RegisterFailHandler(Fail)
+	RunSpecs(t, "Job engine integration")
+}
+
+var _ = BeforeSuite(func(ctx context.Context) {
+	ctrl.SetLogger(zap.New(zap.WriteTo(GinkgoWriter), zap.UseDevMode(true)))
+	var err error
+	env, err = cluster.Start(ctx, cluster.Options{Nodes: 4, Logf: func(f string, a ...any) { GinkgoWriter.Printf(f+"\n", a...) }})
+	Expect(err).NotTo(HaveOccurred())
+	restCfg = env.RESTConfig()
+	restCfg.QPS, restCfg.Burst = 500, 1000
+	Expect(util.InstallCRDs(ctx, restCfg, filepath.Join(util.RepoRoot(), "config", "crd", "bases"))).To(Succeed())
+	k8s, err = client.New(restCfg, client.Options{Scheme: util.Scheme()})
+	Expect(err).NotTo(HaveOccurred())
+	operator, err = util.StartOperator(restCfg, util.DefaultConfiguration())
+	Expect(err).NotTo(HaveOccurred())
+}, NodeTimeout(3*time.Minute))
+
+var _ = AfterSuite(func() {
+	if operator != nil {
+		Expect(operator.Stop()).To(Succeed())
+	}
+	if env != nil {
+		Expect(env.Stop()).To(Succeed())
+	}
+})
+
+// newNamespace creates a fresh namespace for one test.
+func newNamespace(ctx context.Context) string {
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "it-" + rand.String(6)}}
+	Expect(k8s.Create(ctx, ns)).To(Succeed())
+	return ns.Name
+}
+
+// jobPods lists a job's pods sorted by name.
+func jobPods(ctx context.Context, ns, job string) []corev1.Pod {
+	var pl corev1.PodList
+	Expect(k8s.List(ctx, &pl, client.InNamespace(ns), client.MatchingLabels{kubeflowv1.JobNameLabel: job})).To(Succeed())
+	sort.Slice(pl.Items, func(i, j int) bool { return pl.Items[i].Name < pl.Items[j].Name })
+	return pl.Items
+}
+
+func podNames(pods []corev1.Pod) []string {
+	out := make([]string, 0, len(pods))
+	for _, p := range pods {
+		out = append(out, p.Name)
+	}
+	return out
+}
+
+// livePodNames are the names of pods not being deleted.
+func livePodNames(ctx context.Context, ns, job string) []string {
+	var out []string
+	for _, p := range jobPods(ctx, ns, job) {
+		if p.DeletionTimestamp == nil {
+			out = append(out, p.Name)
+		}
+	}
+	return out
+}
+
+func getPyTorchJob(ctx context.Context, ns, name string) *kubeflowv1.PyTorchJob {
+	var j kubeflowv1.PyTorchJob
+	Expect(k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, &j)).To(Succeed())
+	return &j
+}
+
+// conditionTypes renders conditions as "Type=Status" for readable matching.
+func conditionTypes(st kubeflowv1.JobStatus) []string {
+	out := make([]string, 0, len(st.Conditions))
+	for _, c := range st.Conditions {
+		out = append(out, fmt.Sprintf("%s=%s", c.Type, c.Status))
+	}
+	return out
+}
+
+func condition(st kubeflowv1.JobStatus, t kubeflowv1.JobConditionType) *kubeflowv1.JobCondition {
+	for i := range st.Conditions {
+		if st.Conditions[i].Type == t {
+			return &st.Conditions[i]
+		}
+	}
+	return nil
+}
+
+// eventuallyPyTorchCondition waits for a True condition and returns the job.
+func eventuallyPyTorchCondition(ctx context.Context, ns, name string, t kubeflowv1.JobConditionType) *kubeflowv1.PyTorchJob {
+	var job *kubeflowv1.PyTorchJob
+	Eventually(func(g Gomega) {
+		var j kubeflowv1.PyTorchJob
+		g.Expect(k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, &j)).To(Succeed())
+		c := condition(j.Status, t)
+		g.Expect(c).NotTo(BeNil(), "conditions: %v", conditionTypes(j.Status))
+		g.Expect(c.Status).To(Equal(corev1.ConditionTrue), "conditions: %v", conditionTypes(j.Status))
+		job = &j
+	}, timeout, interval).Should(Succeed())
+	return job
+}
+
+// waitRunning waits until every listed pod is Running.
+func waitPodsRunning(ctx context.Context, ns, job string, n int) []corev1.Pod {
+	var pods []corev1.Pod
+	Eventually(func(g Gomega) {
+		pods = nil
+		for _, p := range jobPods(ctx, ns, job) {
+			if p.DeletionTimestamp == nil && p.Status.Phase == corev1.PodRunning {
+				pods = append(pods, p)
+			}
+		}
+		g.Expect(pods).To(HaveLen(n))
+	}, timeout, interval).Should(Succeed())
+	return pods
+}
+
+// finishPod makes KWOK end a running pod with the exit code.
+func finishPod(ctx context.Context, ns, name string, code int) {
+	var p corev1.Pod
+	Expect(k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, &p)).To(Succeed())
+	patch := client.MergeFrom(p.DeepCopy())
+	if p.Annotations == nil {
+		p.Annotations = map[string]string{}
+	}
+	p.Annotations[cluster.ExitCodeAnnotation] = fmt.Sprint(code)
+	p.Annotations[cluster.ExitDelayAnnotation] = "0s"
+	Expect(k8s.Patch(ctx, &p, patch)).To(Succeed())
+}
+
+func intstrFromInt(i int) intstr.IntOrString { return intstr.FromInt32(int32(i)) }
