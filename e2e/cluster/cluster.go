@@ -553,8 +553,6 @@ func (c *Cluster) apiserverArgs() []string {
 func (c *Cluster) kcmArgs() []string {
 	args := []string{
 		"--kubeconfig=" + c.kubeconfigPath,
-		"--authentication-kubeconfig=" + c.kubeconfigPath,
-		"--authorization-kubeconfig=" + c.kubeconfigPath,
 		"--bind-address=127.0.0.1",
 		fmt.Sprintf("--secure-port=%d", c.ports.kcm),
 		"--leader-elect=false",
@@ -576,8 +574,6 @@ func (c *Cluster) kcmArgs() []string {
 func (c *Cluster) schedulerArgs() []string {
 	args := []string{
 		"--config=" + c.schedulerConfigPath(),
-		"--authentication-kubeconfig=" + c.kubeconfigPath,
-		"--authorization-kubeconfig=" + c.kubeconfigPath,
 		"--bind-address=127.0.0.1",
 		fmt.Sprintf("--secure-port=%d", c.ports.scheduler),
 	}

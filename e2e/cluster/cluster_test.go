@@ -35,8 +35,9 @@ func TestCluster(t *testing.T) {
 	if os.Getenv("SKIP_CLUSTER_TESTS") == "1" {
 		t.Skip("SKIP_CLUSTER_TESTS=1: not starting a local control plane")
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
+	// Parallel subtests run after this function returns: cancel in Cleanup.
+	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute)
+	t.Cleanup(cancel)
 
 	begin := time.Now()
 	c, err := Start(ctx, Options{

@@ -108,7 +108,9 @@ func sandbox(nodes, gpus int, crdDir, workDir, run, schedulers, gates, runtimeCf
 	}()
 
 	if crdDir != "" {
-		n, err := applyCRDs(ctx, c.RESTConfig(), crdDir)
+		cfg := c.RESTConfig()
+		cfg.QPS, cfg.Burst = 50, 100
+		n, err := applyCRDs(ctx, cfg, crdDir)
 		if err != nil {
 			return fmt.Errorf("apply CRDs from %s: %w", crdDir, err)
 		}

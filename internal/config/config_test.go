@@ -180,6 +180,14 @@ mpi:
 			},
 		},
 		{
+			name: "webhook client URL for a local cluster",
+			file: header + "webhook:\n  host: 127.0.0.1\n  clientURL: https://127.0.0.1:9443\n",
+			want: withDefaults(func(c *configv1alpha1.Configuration) {
+				c.Webhook.Host = "127.0.0.1"
+				c.Webhook.ClientURL = "https://127.0.0.1:9443"
+			}),
+		},
+		{
 			name:    "unknown top-level and nested fields",
 			file:    header + "namespaces: x\nwebhook:\n  prot: 1\n",
 			wantErr: []string{`unknown field "namespaces"`, `unknown field "webhook.prot"`},

@@ -19,6 +19,7 @@ package config
 import (
 	"fmt"
 	"net"
+	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -170,6 +171,13 @@ func validateWebhook(p *field.Path, w *configv1alpha1.Webhook) field.ErrorList {
 	if w.CertDir == "" {
 		errs = append(errs, field.Required(p.Child("certDir"), ""))
 	}
+	if w.ClientURL != "" {
+		if msg := clientURLProblem(w.ClientURL); msg != "" {
+			errs = append(errs, field.Invalid(p.Child("clientURL"), w.ClientURL, msg))
+		} else if w.CertManagement != configv1alpha1.CertManagementSelfSigned {
+			errs = append(errs, field.Forbidden(p.Child("clientURL"), `only supported with certManagement "self-signed"`))
+		}
+	}
 	switch w.CertManagement {
 	case configv1alpha1.CertManagementSelfSigned, configv1alpha1.CertManagementCertManager, configv1alpha1.CertManagementNone:
 	default:
@@ -178,6 +186,26 @@ func validateWebhook(p *field.Path, w *configv1alpha1.Webhook) field.ErrorList {
 		}))
 	}
 	return errs
+}
+
+// clientURLProblem returns why a webhook client URL is unusable, or "" if
+// it is fine: it must be an https URL with a host and no user info, path
+// (other than "/"), query or fragment, since the webhook paths are appended.
+func clientURLProblem(s string) string {
+	u, err := url.Parse(s)
+	switch {
+	case err != nil:
+		return "must be a URL"
+	case u.Scheme != "https":
+		return `must use the "https" scheme`
+	case u.Hostname() == "":
+		return "must have a host"
+	case u.User != nil:
+		return "must not have user info"
+	case u.Path != "" && u.Path != "/", u.RawQuery != "", u.Fragment != "":
+		return "must not have a path, query or fragment"
+	}
+	return ""
 }
 
 // validateBindAddress accepts "0" (disabled) or host:port with a port in 0-65535.

@@ -120,6 +120,63 @@ func TestValidate(t *testing.T) {
 			want:   field.ErrorList{field.Invalid(field.NewPath("webhook", "port"), int32(0), "must be between 1 and 65535, inclusive")},
 		},
 		{
+			name: "webhook client URL with an IP address and a trailing slash",
+			mutate: func(c *configv1alpha1.Configuration) {
+				c.Webhook.ClientURL = "https://127.0.0.1:9443/"
+			},
+		},
+		{
+			name: "webhook client URL with a host name",
+			mutate: func(c *configv1alpha1.Configuration) {
+				c.Webhook.ClientURL = "https://host.docker.internal:9443"
+			},
+		},
+		{
+			name:   "webhook client URL must use https",
+			mutate: func(c *configv1alpha1.Configuration) { c.Webhook.ClientURL = "http://127.0.0.1:9443" },
+			want: field.ErrorList{
+				field.Invalid(field.NewPath("webhook", "clientURL"), "http://127.0.0.1:9443", `must use the "https" scheme`),
+			},
+		},
+		{
+			name:   "webhook client URL must have a host",
+			mutate: func(c *configv1alpha1.Configuration) { c.Webhook.ClientURL = "https:///validate" },
+			want: field.ErrorList{
+				field.Invalid(field.NewPath("webhook", "clientURL"), "https:///validate", "must have a host"),
+			},
+		},
+		{
+			name:   "webhook client URL must not have a path",
+			mutate: func(c *configv1alpha1.Configuration) { c.Webhook.ClientURL = "https://127.0.0.1:9443/hooks" },
+			want: field.ErrorList{
+				field.Invalid(field.NewPath("webhook", "clientURL"), "https://127.0.0.1:9443/hooks", "must not have a path, query or fragment"),
+			},
+		},
+		{
+			name:   "webhook client URL must not have user info",
+			mutate: func(c *configv1alpha1.Configuration) { c.Webhook.ClientURL = "https://me@127.0.0.1:9443" },
+			want: field.ErrorList{
+				field.Invalid(field.NewPath("webhook", "clientURL"), "https://me@127.0.0.1:9443", "must not have user info"),
+			},
+		},
+		{
+			name:   "webhook client URL that does not parse",
+			mutate: func(c *configv1alpha1.Configuration) { c.Webhook.ClientURL = "https://[::1" },
+			want: field.ErrorList{
+				field.Invalid(field.NewPath("webhook", "clientURL"), "https://[::1", "must be a URL"),
+			},
+		},
+		{
+			name: "webhook client URL needs self-signed certificates",
+			mutate: func(c *configv1alpha1.Configuration) {
+				c.Webhook.ClientURL = "https://127.0.0.1:9443"
+				c.Webhook.CertManagement = configv1alpha1.CertManagementCertManager
+			},
+			want: field.ErrorList{
+				field.Forbidden(field.NewPath("webhook", "clientURL"), `only supported with certManagement "self-signed"`),
+			},
+		},
+		{
 			name: "bind addresses",
 			mutate: func(c *configv1alpha1.Configuration) {
 				c.Metrics.BindAddress = "8080"

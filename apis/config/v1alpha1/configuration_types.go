@@ -204,6 +204,18 @@ type Webhook struct {
 	// "cert-manager" or "none" (provided in CertDir by other means).
 	// +optional
 	CertManagement CertManagement `json:"certManagement,omitempty"`
+
+	// ClientURL is a development and test setting: when set (for example
+	// "https://127.0.0.1:9443"), the operator points its webhook
+	// configurations at <clientURL><path> (clientConfig.url) instead of the
+	// Service, and the self-signed serving certificate also covers the URL's
+	// host (an IP address or DNS name). Use it for local clusters whose API
+	// server cannot reach Services (no kube-proxy) and the operator runs
+	// outside the cluster. It must be an https URL without path, query or
+	// fragment. Empty (the default) uses the Service. Only honoured with
+	// certManagement "self-signed".
+	// +optional
+	ClientURL string `json:"clientURL,omitempty"`
 }
 
 // Metrics configures the Prometheus metrics endpoint.

@@ -17,6 +17,8 @@ limitations under the License.
 package v1
 
 import (
+	"fmt"
+
 	"sort"
 	"strings"
 
@@ -46,7 +48,7 @@ func SetDefaults_PyTorchJob(job *PyTorchJob) {
 	setDefaultCleanPodPolicy(&spec.RunPolicy)
 	normalizeReplicaTypes(spec.PyTorchReplicaSpecs, PyTorchJobReplicaTypeMaster, PyTorchJobReplicaTypeWorker)
 	for _, rs := range spec.PyTorchReplicaSpecs {
-		setDefaultReplicaSpec(rs, 1, PyTorchJobDefaultRestartPolicy)
+		setDefaultReplicaSpec(rs, 1, PyTorchJobDefaultRestartPolicy, PyTorchJobDefaultContainerName)
 		if rs != nil {
 			setDefaultPort(&rs.Template.Spec, PyTorchJobDefaultContainerName, PyTorchJobDefaultPortName, PyTorchJobDefaultPort)
 		}
@@ -75,7 +77,7 @@ func SetDefaults_TFJob(job *TFJob) {
 	normalizeReplicaTypes(spec.TFReplicaSpecs,
 		TFJobReplicaTypePS, TFJobReplicaTypeWorker, TFJobReplicaTypeChief, TFJobReplicaTypeMaster, TFJobReplicaTypeEval)
 	for _, rs := range spec.TFReplicaSpecs {
-		setDefaultReplicaSpec(rs, 1, TFJobDefaultRestartPolicy)
+		setDefaultReplicaSpec(rs, 1, TFJobDefaultRestartPolicy, TFJobDefaultContainerName)
 		if rs != nil {
 			setDefaultPort(&rs.Template.Spec, TFJobDefaultContainerName, TFJobDefaultPortName, TFJobDefaultPort)
 		}
@@ -106,8 +108,8 @@ func SetDefaults_MPIJob(job *MPIJob) {
 	if spec.CleanPodPolicy == nil || *spec.CleanPodPolicy != policy {
 		spec.CleanPodPolicy = ptrTo(policy)
 	}
-	setDefaultReplicaSpec(spec.MPIReplicaSpecs[MPIJobReplicaTypeLauncher], 1, MPIJobDefaultRestartPolicy)
-	setDefaultReplicaSpec(spec.MPIReplicaSpecs[MPIJobReplicaTypeWorker], 0, MPIJobDefaultRestartPolicy)
+	setDefaultReplicaSpec(spec.MPIReplicaSpecs[MPIJobReplicaTypeLauncher], 1, MPIJobDefaultRestartPolicy, MPIJobDefaultContainerName)
+	setDefaultReplicaSpec(spec.MPIReplicaSpecs[MPIJobReplicaTypeWorker], 0, MPIJobDefaultRestartPolicy, MPIJobDefaultContainerName)
 }
 
 // SetDefaults_XGBoostJob sets the defaults of an XGBoostJob: cleanPodPolicy
@@ -121,7 +123,7 @@ func SetDefaults_XGBoostJob(job *XGBoostJob) {
 	setDefaultCleanPodPolicy(&spec.RunPolicy)
 	normalizeReplicaTypes(spec.XGBReplicaSpecs, XGBoostJobReplicaTypeMaster, XGBoostJobReplicaTypeWorker)
 	for _, rs := range spec.XGBReplicaSpecs {
-		setDefaultReplicaSpec(rs, 1, XGBoostJobDefaultRestartPolicy)
+		setDefaultReplicaSpec(rs, 1, XGBoostJobDefaultRestartPolicy, XGBoostJobDefaultContainerName)
 		if rs != nil {
 			setDefaultPort(&rs.Template.Spec, XGBoostJobDefaultContainerName, XGBoostJobDefaultPortName, XGBoostJobDefaultPort)
 		}
@@ -139,7 +141,7 @@ func SetDefaults_PaddleJob(job *PaddleJob) {
 	setDefaultCleanPodPolicy(&spec.RunPolicy)
 	normalizeReplicaTypes(spec.PaddleReplicaSpecs, PaddleJobReplicaTypeMaster, PaddleJobReplicaTypeWorker)
 	for _, rs := range spec.PaddleReplicaSpecs {
-		setDefaultReplicaSpec(rs, 1, PaddleJobDefaultRestartPolicy)
+		setDefaultReplicaSpec(rs, 1, PaddleJobDefaultRestartPolicy, PaddleJobDefaultContainerName)
 		if rs != nil {
 			setDefaultPort(&rs.Template.Spec, PaddleJobDefaultContainerName, PaddleJobDefaultPortName, PaddleJobDefaultPort)
 		}
@@ -160,7 +162,7 @@ func SetDefaults_JAXJob(job *JAXJob) {
 	setDefaultCleanPodPolicy(&spec.RunPolicy)
 	normalizeReplicaTypes(spec.JAXReplicaSpecs, JAXJobReplicaTypeWorker)
 	for _, rs := range spec.JAXReplicaSpecs {
-		setDefaultReplicaSpec(rs, 1, JAXJobDefaultRestartPolicy)
+		setDefaultReplicaSpec(rs, 1, JAXJobDefaultRestartPolicy, JAXJobDefaultContainerName)
 		if rs != nil {
 			setDefaultPort(&rs.Template.Spec, JAXJobDefaultContainerName, JAXJobDefaultPortName, JAXJobDefaultPort)
 		}
@@ -178,15 +180,39 @@ func setDefaultCleanPodPolicy(rp *RunPolicy) {
 
 // setDefaultReplicaSpec fills replicas and restartPolicy of one replica spec;
 // a nil spec is skipped.
-func setDefaultReplicaSpec(rs *ReplicaSpec, replicas int32, restartPolicy RestartPolicy) {
+func setDefaultReplicaSpec(rs *ReplicaSpec, replicas int32, restartPolicy RestartPolicy, containerName string) {
 	if rs == nil {
 		return
 	}
+	setDefaultContainerNames(&rs.Template.Spec, containerName)
 	if rs.Replicas == nil {
 		rs.Replicas = ptrTo(replicas)
 	}
 	if rs.RestartPolicy == "" {
 		rs.RestartPolicy = restartPolicy
+	}
+}
+
+// setDefaultContainerNames names containers that have no name (v1 samples
+// such as the MPIJob one omit them, and pods cannot be created without): the
+// first gets the kind's default container name unless a container already has
+// it, the rest "<default>-<n>" with the smallest free n.
+func setDefaultContainerNames(pod *corev1.PodSpec, name string) {
+	taken := map[string]bool{}
+	for _, c := range pod.Containers {
+		taken[c.Name] = true
+	}
+	for i := range pod.Containers {
+		c := &pod.Containers[i]
+		if c.Name != "" {
+			continue
+		}
+		candidate := name
+		for n := 1; taken[candidate]; n++ {
+			candidate = fmt.Sprintf("%s-%d", name, n)
+		}
+		c.Name = candidate
+		taken[candidate] = true
 	}
 }
 

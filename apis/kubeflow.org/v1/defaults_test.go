@@ -674,3 +674,30 @@ func TestIsChiefOrMaster(t *testing.T) {
 		}
 	}
 }
+
+func TestSetDefaultContainerNames(t *testing.T) {
+	cases := map[string]struct {
+		in, want []string
+	}{
+		"seed MPIJob: one unnamed container": {in: []string{""}, want: []string{"mpi"}},
+		"default name taken":                 {in: []string{"mpi", ""}, want: []string{"mpi", "mpi-1"}},
+		"several unnamed":                    {in: []string{"", "", "side"}, want: []string{"mpi", "mpi-1", "side"}},
+		"all named untouched":                {in: []string{"a", "b"}, want: []string{"a", "b"}},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			var spec corev1.PodSpec
+			for _, n := range tc.in {
+				spec.Containers = append(spec.Containers, corev1.Container{Name: n})
+			}
+			setDefaultContainerNames(&spec, "mpi")
+			var got []string
+			for _, c := range spec.Containers {
+				got = append(got, c.Name)
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("names (-want +got):\n%s", diff)
+			}
+		})
+	}
+}

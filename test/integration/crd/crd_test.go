@@ -83,11 +83,17 @@ func TestSeedSamplesAreAcceptedWithStrictValidation(t *testing.T) {
 			if err := yaml.Unmarshal([]byte(samples[kind]), &obj.Object); err != nil {
 				t.Fatal(err)
 			}
-			got, err := strictCreate(ns, &obj)
-			if err != nil {
+			if _, err := strictCreate(ns, &obj); err != nil {
 				t.Fatalf("creating the seed %s: %v", kind, err)
 			}
-			// The one schema default of v1: runPolicy.suspend=false.
+			// The one schema default of v1, runPolicy.suspend=false, applies
+			// when runPolicy is present.
+			obj.SetName(obj.GetName() + "-rp")
+			_ = unstructured.SetNestedMap(obj.Object, map[string]any{}, "spec", "runPolicy")
+			got, err := strictCreate(ns, &obj)
+			if err != nil {
+				t.Fatal(err)
+			}
 			if v, found, _ := unstructured.NestedBool(got.Object, "spec", "runPolicy", "suspend"); !found || v {
 				t.Errorf("spec.runPolicy.suspend = %v (found %v), want false", v, found)
 			}

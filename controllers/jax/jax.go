@@ -1,0 +1,159 @@
+// Package jax plugs JAXJob into the job engine: Worker replicas only, the
+// jax.distributed coordinator env and the all-workers success rule.
+package jax
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	kubeflowv1 "github.com/seed-d8a409e9/training-operator/apis/kubeflow.org/v1"
+	"github.com/seed-d8a409e9/training-operator/controllers/engine"
+)
+
+// ControllerName is v1's operator-name label value for JAXJob children.
+const ControllerName = kubeflowv1.JAXJobControllerName
+
+// errPortNotExposed is v1's error when the Worker's jax container has no jaxjob-port.
+var errPortNotExposed = errors.New("default container port is not exposed")
+
+// Options configure the adapter; there is nothing to configure yet.
+type Options struct{}
+
+// Framework is the JAXJob adapter.
+type Framework struct{}
+
+var _ engine.Framework = (*Framework)(nil)
+
+// New builds the adapter.
+func New(Options) *Framework { return &Framework{} }
+
+func job(obj client.Object) *kubeflowv1.JAXJob { return obj.(*kubeflowv1.JAXJob) }
+
+// Kind implements engine.Framework.
+func (*Framework) Kind() string { return kubeflowv1.JAXJobKind }
+
+// ControllerName implements engine.Framework.
+func (*Framework) ControllerName() string { return ControllerName }
+
+// MetricsLabel implements engine.Framework.
+func (*Framework) MetricsLabel() string { return kubeflowv1.JAXJobFrameworkName }
+
+// NewJob implements engine.Framework.
+func (*Framework) NewJob() client.Object { return &kubeflowv1.JAXJob{} }
+
+// Default implements engine.Framework.
+func (*Framework) Default(obj client.Object) { kubeflowv1.SetDefaults_JAXJob(job(obj)) }
+
+// ReplicaSpecs implements engine.Framework.
+func (*Framework) ReplicaSpecs(obj client.Object) map[kubeflowv1.ReplicaType]*kubeflowv1.ReplicaSpec {
+	return job(obj).Spec.JAXReplicaSpecs
+}
+
+// RunPolicy implements engine.Framework.
+func (*Framework) RunPolicy(obj client.Object) *kubeflowv1.RunPolicy { return &job(obj).Spec.RunPolicy }
+
+// Status implements engine.Framework.
+func (*Framework) Status(obj client.Object) *kubeflowv1.JobStatus { return &job(obj).Status }
+
+// ReplicaTypes implements engine.Framework: Worker is the only type.
+func (*Framework) ReplicaTypes(obj client.Object) []kubeflowv1.ReplicaType {
+	if _, ok := job(obj).Spec.JAXReplicaSpecs[kubeflowv1.JAXJobReplicaTypeWorker]; ok {
+		return []kubeflowv1.ReplicaType{kubeflowv1.JAXJobReplicaTypeWorker}
+	}
+	return nil
+}
+
+// DefaultContainerName implements engine.Framework.
+func (*Framework) DefaultContainerName() string { return kubeflowv1.JAXJobDefaultContainerName }
+
+// DefaultPortName implements engine.Framework.
+func (*Framework) DefaultPortName() string { return kubeflowv1.JAXJobDefaultPortName }
+
+// IsMasterRole implements engine.Framework: index 0, which hosts the coordinator.
+func (*Framework) IsMasterRole(_ client.Object, _ kubeflowv1.ReplicaType, index int) bool {
+	return index == 0
+}
+
+// DecoratePod implements engine.Framework: the same env in every container.
+func (*Framework) DecoratePod(obj client.Object, _ kubeflowv1.ReplicaType, index int, pod *corev1.Pod) error {
+	env, err := envVars(job(obj), index)
+	if err != nil {
+		return err
+	}
+	for i := range pod.Spec.Containers {
+		pod.Spec.Containers[i].Env = append(pod.Spec.Containers[i].Env, env...)
+	}
+	return nil
+}
+
+// Evaluate implements engine.Framework with v1's JAX rule: all workers.
+func (*Framework) Evaluate(obj client.Object, v engine.ReplicaView) engine.Verdict {
+	j := job(obj)
+	verdict := engine.Verdict{
+		RunningMessage:   fmt.Sprintf("JAXJob %s/%s is running.", j.Namespace, j.Name),
+		SucceededMessage: fmt.Sprintf("JAXJob %s/%s successfully completed.", j.Namespace, j.Name),
+	}
+	spec, ok := v.Specs[kubeflowv1.JAXJobReplicaTypeWorker]
+	if !ok {
+		return verdict
+	}
+	st := v.Statuses[kubeflowv1.JAXJobReplicaTypeWorker]
+	if st == nil {
+		st = &kubeflowv1.ReplicaStatus{}
+	}
+	verdict.Running = st.Active > 0
+	verdict.Succeeded = replicas(spec)-st.Succeeded == 0
+	return verdict
+}
+
+// envVars builds the jax.distributed.initialize environment in v1's order.
+func envVars(j *kubeflowv1.JAXJob, index int) ([]corev1.EnvVar, error) {
+	port, err := coordinatorPort(j)
+	if err != nil {
+		return nil, err
+	}
+	total := 0
+	for _, s := range j.Spec.JAXReplicaSpecs {
+		if s != nil && s.Replicas != nil {
+			total += int(*s.Replicas)
+		}
+	}
+	return []corev1.EnvVar{
+		{Name: "PYTHONUNBUFFERED", Value: "1"},
+		{Name: "COORDINATOR_PORT", Value: strconv.Itoa(int(port))},
+		{Name: "COORDINATOR_ADDRESS", Value: engine.ReplicaName(j.Name, kubeflowv1.JAXJobReplicaTypeWorker, 0)},
+		{Name: "NUM_PROCESSES", Value: strconv.Itoa(total)},
+		{Name: "PROCESS_ID", Value: strconv.Itoa(index)},
+	}, nil
+}
+
+// coordinatorPort is the jaxjob-port of the Worker's jax container.
+func coordinatorPort(j *kubeflowv1.JAXJob) (int32, error) {
+	if spec := j.Spec.JAXReplicaSpecs[kubeflowv1.JAXJobReplicaTypeWorker]; spec != nil {
+		for _, c := range spec.Template.Spec.Containers {
+			if c.Name != kubeflowv1.JAXJobDefaultContainerName {
+				continue
+			}
+			for _, p := range c.Ports {
+				if p.Name == kubeflowv1.JAXJobDefaultPortName {
+					return p.ContainerPort, nil
+				}
+			}
+		}
+	}
+	return 0, errPortNotExposed
+}
+
+func replicas(spec *kubeflowv1.ReplicaSpec) int32 {
+	if spec == nil {
+		return 0
+	}
+	if spec.Replicas == nil {
+		return 1
+	}
+	return *spec.Replicas
+}

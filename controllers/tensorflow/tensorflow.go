@@ -1,0 +1,195 @@
+// Package tensorflow plugs TFJob into the job engine: replica types, the
+// TF_CONFIG cluster spec and v1's success rule (Chief/Master, else worker 0
+// or all workers).
+package tensorflow
+
+import (
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	kubeflowv1 "github.com/seed-d8a409e9/training-operator/apis/kubeflow.org/v1"
+	"github.com/seed-d8a409e9/training-operator/controllers/engine"
+)
+
+// ControllerName is v1's operator-name label value for TFJob children.
+const ControllerName = kubeflowv1.TFJobControllerName
+
+// EnvCustomClusterDomain is the operator env var v1 read the TF_CONFIG
+// cluster domain from; the operator passes its value as Options.ClusterDomain.
+const EnvCustomClusterDomain = "CUSTOM_CLUSTER_DOMAIN"
+
+// Options configure the adapter (from the operator Configuration).
+type Options struct {
+	// ClusterDomain is appended to the Service FQDNs in TF_CONFIG
+	// ("<job>-<rt>-<i>.<ns>.svc.<ClusterDomain>"); v1 read it from the
+	// operator's CUSTOM_CLUSTER_DOMAIN env var. "" leaves the names ending in ".svc".
+	ClusterDomain string
+}
+
+// Framework is the TFJob adapter.
+type Framework struct {
+	opts Options
+}
+
+var _ engine.Framework = (*Framework)(nil)
+
+// New builds the adapter.
+func New(opts Options) *Framework { return &Framework{opts: opts} }
+
+func job(obj client.Object) *kubeflowv1.TFJob { return obj.(*kubeflowv1.TFJob) }
+
+// replicaOrder is the order pods are made in: Chief, Master, PS, Worker, Evaluator.
+var replicaOrder = []kubeflowv1.ReplicaType{
+	kubeflowv1.TFJobReplicaTypeChief,
+	kubeflowv1.TFJobReplicaTypeMaster,
+	kubeflowv1.TFJobReplicaTypePS,
+	kubeflowv1.TFJobReplicaTypeWorker,
+	kubeflowv1.TFJobReplicaTypeEval,
+}
+
+// Kind implements engine.Framework.
+func (*Framework) Kind() string { return kubeflowv1.TFJobKind }
+
+// ControllerName implements engine.Framework.
+func (*Framework) ControllerName() string { return ControllerName }
+
+// MetricsLabel implements engine.Framework.
+func (*Framework) MetricsLabel() string { return kubeflowv1.TFJobFrameworkName }
+
+// NewJob implements engine.Framework.
+func (*Framework) NewJob() client.Object { return &kubeflowv1.TFJob{} }
+
+// Default implements engine.Framework.
+func (*Framework) Default(obj client.Object) { kubeflowv1.SetDefaults_TFJob(job(obj)) }
+
+// ReplicaSpecs implements engine.Framework.
+func (*Framework) ReplicaSpecs(obj client.Object) map[kubeflowv1.ReplicaType]*kubeflowv1.ReplicaSpec {
+	return job(obj).Spec.TFReplicaSpecs
+}
+
+// RunPolicy implements engine.Framework.
+func (*Framework) RunPolicy(obj client.Object) *kubeflowv1.RunPolicy { return &job(obj).Spec.RunPolicy }
+
+// Status implements engine.Framework.
+func (*Framework) Status(obj client.Object) *kubeflowv1.JobStatus { return &job(obj).Status }
+
+// ReplicaTypes implements engine.Framework: Chief, Master, PS, Worker,
+// Evaluator, those present only.
+func (*Framework) ReplicaTypes(obj client.Object) []kubeflowv1.ReplicaType {
+	var out []kubeflowv1.ReplicaType
+	for _, rt := range replicaOrder {
+		if _, ok := job(obj).Spec.TFReplicaSpecs[rt]; ok {
+			out = append(out, rt)
+		}
+	}
+	return out
+}
+
+// DefaultContainerName implements engine.Framework.
+func (*Framework) DefaultContainerName() string { return kubeflowv1.TFJobDefaultContainerName }
+
+// DefaultPortName implements engine.Framework.
+func (*Framework) DefaultPortName() string { return kubeflowv1.TFJobDefaultPortName }
+
+// hasChiefOrMaster reports whether the job has a Chief or Master spec.
+func hasChiefOrMaster(specs map[kubeflowv1.ReplicaType]*kubeflowv1.ReplicaSpec) bool {
+	_, chief := specs[kubeflowv1.TFJobReplicaTypeChief]
+	_, master := specs[kubeflowv1.TFJobReplicaTypeMaster]
+	return chief || master
+}
+
+// IsMasterRole implements engine.Framework: Chief/Master pods, or worker 0
+// when the job has neither.
+func (*Framework) IsMasterRole(obj client.Object, rt kubeflowv1.ReplicaType, index int) bool {
+	if hasChiefOrMaster(job(obj).Spec.TFReplicaSpecs) {
+		return kubeflowv1.IsChiefOrMaster(rt)
+	}
+	return rt == kubeflowv1.TFJobReplicaTypeWorker && index == 0
+}
+
+// DecoratePod implements engine.Framework: TF_CONFIG on the first container
+// named tensorflow, for distributed jobs only. No other env is added.
+func (f *Framework) DecoratePod(obj client.Object, rt kubeflowv1.ReplicaType, index int, pod *corev1.Pod) error {
+	j := job(obj)
+	if !isDistributed(j) {
+		return nil
+	}
+	cfg, err := tfConfig(j, rt, index, f.opts.ClusterDomain)
+	if err != nil {
+		return err
+	}
+	for i := range pod.Spec.Containers {
+		c := &pod.Spec.Containers[i]
+		if c.Name == kubeflowv1.TFJobDefaultContainerName {
+			c.Env = append(c.Env, corev1.EnvVar{Name: EnvTFConfig, Value: cfg})
+			break
+		}
+	}
+	return nil
+}
+
+// Evaluate implements engine.Framework with v1's TF rule: with a Chief or
+// Master, it decides; otherwise the workers do, and by default worker 0
+// finishing cleanly is enough (successPolicy AllWorkers waits for all).
+func (*Framework) Evaluate(obj client.Object, v engine.ReplicaView) engine.Verdict {
+	j := job(obj)
+	verdict := engine.Verdict{
+		RunningMessage:   fmt.Sprintf("TFJob %s/%s is running.", j.Namespace, j.Name),
+		SucceededMessage: fmt.Sprintf("TFJob %s/%s successfully completed.", j.Namespace, j.Name),
+	}
+	if hasChiefOrMaster(v.Specs) {
+		for _, rt := range []kubeflowv1.ReplicaType{kubeflowv1.TFJobReplicaTypeChief, kubeflowv1.TFJobReplicaTypeMaster} {
+			spec, ok := v.Specs[rt]
+			if !ok {
+				continue
+			}
+			st := status(v, rt)
+			verdict.Running = verdict.Running || st.Active > 0
+			verdict.Succeeded = verdict.Succeeded || replicas(spec)-st.Succeeded == 0
+		}
+		return verdict
+	}
+	spec, ok := v.Specs[kubeflowv1.TFJobReplicaTypeWorker]
+	if !ok {
+		return verdict
+	}
+	st := status(v, kubeflowv1.TFJobReplicaTypeWorker)
+	allWorkers := j.Spec.SuccessPolicy != nil && *j.Spec.SuccessPolicy == kubeflowv1.SuccessPolicyAllWorkers
+	verdict.Succeeded = replicas(spec)-st.Succeeded == 0 || (!allWorkers && worker0Completed(v))
+	verdict.Running = !verdict.Succeeded && st.Active > 0
+	return verdict
+}
+
+// worker0Completed reports whether worker 0's pod Succeeded with exit code 0
+// in its tensorflow container, as v1 reads it.
+func worker0Completed(v engine.ReplicaView) bool {
+	pod := v.Pods[kubeflowv1.TFJobReplicaTypeWorker][0]
+	if pod == nil || pod.Status.Phase != corev1.PodSucceeded {
+		return false
+	}
+	for _, cs := range pod.Status.ContainerStatuses {
+		if cs.Name == kubeflowv1.TFJobDefaultContainerName && cs.State.Terminated != nil {
+			return cs.State.Terminated.ExitCode == 0
+		}
+	}
+	return false // no terminated tensorflow container: v1's 0xbeef sentinel
+}
+
+func status(v engine.ReplicaView, rt kubeflowv1.ReplicaType) *kubeflowv1.ReplicaStatus {
+	if st := v.Statuses[rt]; st != nil {
+		return st
+	}
+	return &kubeflowv1.ReplicaStatus{}
+}
+
+func replicas(spec *kubeflowv1.ReplicaSpec) int32 {
+	if spec == nil {
+		return 0
+	}
+	if spec.Replicas == nil {
+		return 1
+	}
+	return *spec.Replicas
+}

@@ -1,0 +1,185 @@
+// Package xgboost plugs XGBoostJob into the job engine: Master before
+// Worker, the Rabit/LightGBM env wiring and the Master-decides success rule.
+package xgboost
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	kubeflowv1 "github.com/seed-d8a409e9/training-operator/apis/kubeflow.org/v1"
+	"github.com/seed-d8a409e9/training-operator/controllers/engine"
+)
+
+// ControllerName is v1's operator-name label value for XGBoostJob children.
+const ControllerName = kubeflowv1.XGBoostJobControllerName
+
+// Options configure the adapter; there is nothing to configure yet.
+type Options struct{}
+
+// Framework is the XGBoostJob adapter.
+type Framework struct{}
+
+var _ engine.Framework = (*Framework)(nil)
+
+// New builds the adapter.
+func New(Options) *Framework { return &Framework{} }
+
+func job(obj client.Object) *kubeflowv1.XGBoostJob { return obj.(*kubeflowv1.XGBoostJob) }
+
+// Kind implements engine.Framework.
+func (*Framework) Kind() string { return kubeflowv1.XGBoostJobKind }
+
+// ControllerName implements engine.Framework.
+func (*Framework) ControllerName() string { return ControllerName }
+
+// MetricsLabel implements engine.Framework.
+func (*Framework) MetricsLabel() string { return kubeflowv1.XGBoostJobFrameworkName }
+
+// NewJob implements engine.Framework.
+func (*Framework) NewJob() client.Object { return &kubeflowv1.XGBoostJob{} }
+
+// Default implements engine.Framework.
+func (*Framework) Default(obj client.Object) { kubeflowv1.SetDefaults_XGBoostJob(job(obj)) }
+
+// ReplicaSpecs implements engine.Framework.
+func (*Framework) ReplicaSpecs(obj client.Object) map[kubeflowv1.ReplicaType]*kubeflowv1.ReplicaSpec {
+	return job(obj).Spec.XGBReplicaSpecs
+}
+
+// RunPolicy implements engine.Framework.
+func (*Framework) RunPolicy(obj client.Object) *kubeflowv1.RunPolicy { return &job(obj).Spec.RunPolicy }
+
+// Status implements engine.Framework.
+func (*Framework) Status(obj client.Object) *kubeflowv1.JobStatus { return &job(obj).Status }
+
+// ReplicaTypes implements engine.Framework: Master before Worker.
+func (*Framework) ReplicaTypes(obj client.Object) []kubeflowv1.ReplicaType {
+	var out []kubeflowv1.ReplicaType
+	for _, rt := range []kubeflowv1.ReplicaType{kubeflowv1.XGBoostJobReplicaTypeMaster, kubeflowv1.XGBoostJobReplicaTypeWorker} {
+		if _, ok := job(obj).Spec.XGBReplicaSpecs[rt]; ok {
+			out = append(out, rt)
+		}
+	}
+	return out
+}
+
+// DefaultContainerName implements engine.Framework.
+func (*Framework) DefaultContainerName() string { return kubeflowv1.XGBoostJobDefaultContainerName }
+
+// DefaultPortName implements engine.Framework.
+func (*Framework) DefaultPortName() string { return kubeflowv1.XGBoostJobDefaultPortName }
+
+// IsMasterRole implements engine.Framework: the Master pods.
+func (*Framework) IsMasterRole(_ client.Object, rt kubeflowv1.ReplicaType, _ int) bool {
+	return rt == kubeflowv1.XGBoostJobReplicaTypeMaster
+}
+
+// DecoratePod implements engine.Framework: the same env in every container.
+func (*Framework) DecoratePod(obj client.Object, rt kubeflowv1.ReplicaType, index int, pod *corev1.Pod) error {
+	env, err := envVars(job(obj), rt, index)
+	if err != nil {
+		return err
+	}
+	for i := range pod.Spec.Containers {
+		pod.Spec.Containers[i].Env = append(pod.Spec.Containers[i].Env, env...)
+	}
+	return nil
+}
+
+// Evaluate implements engine.Framework with v1's rule: the Master decides.
+func (*Framework) Evaluate(obj client.Object, v engine.ReplicaView) engine.Verdict {
+	j := job(obj)
+	verdict := engine.Verdict{
+		RunningMessage:   fmt.Sprintf("XGBoostJob %s is running.", j.Name),
+		SucceededMessage: fmt.Sprintf("XGBoostJob %s is successfully completed.", j.Name),
+	}
+	spec, ok := v.Specs[kubeflowv1.XGBoostJobReplicaTypeMaster]
+	if !ok {
+		return verdict
+	}
+	st := v.Statuses[kubeflowv1.XGBoostJobReplicaTypeMaster]
+	if st == nil {
+		st = &kubeflowv1.ReplicaStatus{}
+	}
+	verdict.Running = st.Active > 0
+	verdict.Succeeded = replicas(spec)-st.Succeeded == 0
+	return verdict
+}
+
+// envVars builds the Rabit tracker / LightGBM environment in v1's order.
+func envVars(j *kubeflowv1.XGBoostJob, rt kubeflowv1.ReplicaType, index int) ([]corev1.EnvVar, error) {
+	specs := j.Spec.XGBReplicaSpecs
+	master, ok := specs[kubeflowv1.XGBoostJobReplicaTypeMaster]
+	if !ok || master == nil {
+		return nil, fmt.Errorf("XGBoostJob %s has no %s replica spec", j.Name, kubeflowv1.XGBoostJobReplicaTypeMaster)
+	}
+	rank := index
+	if rt == kubeflowv1.XGBoostJobReplicaTypeWorker {
+		rank += int(replicas(master))
+	}
+	masterPort, err := replicaPort(j, kubeflowv1.XGBoostJobReplicaTypeMaster)
+	if err != nil {
+		return nil, err
+	}
+	total := 0
+	for _, s := range specs {
+		if s != nil && s.Replicas != nil {
+			total += int(*s.Replicas)
+		}
+	}
+	env := []corev1.EnvVar{
+		{Name: "MASTER_PORT", Value: strconv.Itoa(int(masterPort))},
+		{Name: "MASTER_ADDR", Value: engine.ReplicaName(j.Name, kubeflowv1.XGBoostJobReplicaTypeMaster, 0)},
+		{Name: "WORLD_SIZE", Value: strconv.Itoa(total)},
+		{Name: "RANK", Value: strconv.Itoa(rank)},
+		{Name: "PYTHONUNBUFFERED", Value: "1"},
+	}
+	if total > 1 {
+		// LightGBM wants the worker port and the worker host names.
+		workerPort, err := replicaPort(j, kubeflowv1.XGBoostJobReplicaTypeWorker)
+		if err != nil {
+			return nil, err
+		}
+		addrs := make([]string, total-1)
+		for i := range addrs {
+			addrs[i] = engine.ReplicaName(j.Name, kubeflowv1.XGBoostJobReplicaTypeWorker, i)
+		}
+		env = append(env,
+			corev1.EnvVar{Name: "WORKER_PORT", Value: strconv.Itoa(int(workerPort))},
+			corev1.EnvVar{Name: "WORKER_ADDRS", Value: strings.Join(addrs, ",")},
+		)
+	}
+	return env, nil
+}
+
+// replicaPort is the xgboostjob-port of the replica type's xgboost container.
+func replicaPort(j *kubeflowv1.XGBoostJob, rt kubeflowv1.ReplicaType) (int32, error) {
+	if spec := j.Spec.XGBReplicaSpecs[rt]; spec != nil {
+		for _, c := range spec.Template.Spec.Containers {
+			if c.Name != kubeflowv1.XGBoostJobDefaultContainerName {
+				continue
+			}
+			for _, p := range c.Ports {
+				if p.Name == kubeflowv1.XGBoostJobDefaultPortName {
+					return p.ContainerPort, nil
+				}
+			}
+		}
+	}
+	return 0, fmt.Errorf("XGBoostJob %s: %s has no port named %s in container %s",
+		j.Name, rt, kubeflowv1.XGBoostJobDefaultPortName, kubeflowv1.XGBoostJobDefaultContainerName)
+}
+
+func replicas(spec *kubeflowv1.ReplicaSpec) int32 {
+	if spec == nil {
+		return 0
+	}
+	if spec.Replicas == nil {
+		return 1
+	}
+	return *spec.Replicas
+}

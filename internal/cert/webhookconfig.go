@@ -1,0 +1,228 @@
+/*
+Copyright 2026 The training-operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package cert
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// reconcileWebhookConfigurations updates both webhook configurations; a
+// configuration that does not exist (not installed yet) is skipped.
+func (p *Provider) reconcileWebhookConfigurations(ctx context.Context, caBundle []byte) error {
+	wh := p.opts.Webhooks
+	var errs []error
+	for range maxWriteAttempts {
+		var cfg admissionregistrationv1.MutatingWebhookConfiguration
+		err := p.updateConfiguration(ctx, wh.MutatingName, &cfg, func() bool {
+			out := reconcileEntries(cfg.Webhooks, wh.Mutating, wh.Managed, p.clientConfigSetter(caBundle),
+				func(w *admissionregistrationv1.MutatingWebhook) (string, *admissionregistrationv1.WebhookClientConfig) {
+					return w.Name, &w.ClientConfig
+				})
+			if equality.Semantic.DeepEqual(out, cfg.Webhooks) {
+				return false
+			}
+			cfg.Webhooks = out
+			return true
+		})
+		if !apierrors.IsConflict(err) {
+			errs = append(errs, err)
+			break
+		}
+	}
+	for range maxWriteAttempts {
+		var cfg admissionregistrationv1.ValidatingWebhookConfiguration
+		err := p.updateConfiguration(ctx, wh.ValidatingName, &cfg, func() bool {
+			out := reconcileEntries(cfg.Webhooks, wh.Validating, wh.Managed, p.clientConfigSetter(caBundle),
+				func(w *admissionregistrationv1.ValidatingWebhook) (string, *admissionregistrationv1.WebhookClientConfig) {
+					return w.Name, &w.ClientConfig
+				})
+			if equality.Semantic.DeepEqual(out, cfg.Webhooks) {
+				return false
+			}
+			cfg.Webhooks = out
+			return true
+		})
+		if !apierrors.IsConflict(err) {
+			errs = append(errs, err)
+			break
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// updateConfiguration reads the named configuration into obj, lets mutate
+// change it and writes it back if mutate reports a change.
+func (p *Provider) updateConfiguration(ctx context.Context, name string, obj client.Object, mutate func() bool) error {
+	if err := p.reader.Get(ctx, client.ObjectKey{Name: name}, obj); err != nil {
+		if apierrors.IsNotFound(err) {
+			p.log.V(1).Info("webhook configuration not found", "name", name)
+			return nil
+		}
+		return fmt.Errorf("reading webhook configuration %s: %w", name, err)
+	}
+	if !mutate() {
+		return nil
+	}
+	if err := p.writer.Update(ctx, obj); err != nil {
+		if apierrors.IsConflict(err) {
+			return err
+		}
+		return fmt.Errorf("updating webhook configuration %s: %w", name, err)
+	}
+	p.log.Info("updated webhook configuration", "name", name)
+	return nil
+}
+
+// clientConfigSetter returns the function that points a webhook at the
+// operator: CA bundle, and either <ClientURL><path> or the Service
+// <ServiceName>.<Namespace> with the path (keeping a port set before).
+func (p *Provider) clientConfigSetter(caBundle []byte) func(cc *admissionregistrationv1.WebhookClientConfig, path string) {
+	return func(cc *admissionregistrationv1.WebhookClientConfig, path string) {
+		cc.CABundle = slices.Clone(caBundle)
+		if p.url != nil {
+			u := p.urlFor(path)
+			cc.URL, cc.Service = &u, nil
+			return
+		}
+		var port *int32
+		if cc.Service != nil && cc.Service.Port != nil {
+			port = ptr.To(*cc.Service.Port)
+		}
+		cc.URL = nil
+		cc.Service = &admissionregistrationv1.ServiceReference{
+			Namespace: p.opts.Namespace,
+			Name:      p.opts.ServiceName,
+			Path:      ptr.To(path),
+			Port:      port,
+		}
+	}
+}
+
+// reconcileEntries returns the webhooks a configuration should hold:
+// existing entries keep their order and settings, except that managed
+// entries not in desired (kinds that are not enabled) are dropped and the
+// client config of desired ones is set; desired entries that are missing are
+// appended. Entries the operator does not manage are left alone.
+func reconcileEntries[W any](
+	existing, desired []W,
+	managed []string,
+	setClientConfig func(cc *admissionregistrationv1.WebhookClientConfig, path string),
+	access func(*W) (string, *admissionregistrationv1.WebhookClientConfig),
+) []W {
+	paths := map[string]string{}
+	var order []string
+	for i := range desired {
+		name, cc := access(&desired[i])
+		if cc.Service != nil && cc.Service.Path != nil {
+			paths[name] = *cc.Service.Path
+		}
+		order = append(order, name)
+	}
+	seen := map[string]bool{}
+	out := make([]W, 0, len(existing)+len(desired))
+	for i := range existing {
+		w := existing[i]
+		name, cc := access(&w)
+		if slices.Contains(managed, name) {
+			path, enabled := paths[name]
+			if !enabled || seen[name] {
+				continue
+			}
+			seen[name] = true
+			*cc = *cc.DeepCopy()
+			setClientConfig(cc, path)
+		}
+		out = append(out, w)
+	}
+	for i, name := range order {
+		if seen[name] {
+			continue
+		}
+		w := desired[i]
+		_, cc := access(&w)
+		*cc = *cc.DeepCopy()
+		setClientConfig(cc, paths[name])
+		out = append(out, w)
+	}
+	return out
+}
+
+// watchWebhookConfigurations triggers a reconcile whenever one of the two
+// configurations changes, e.g. when a re-applied manifest drops the CA
+// bundle or lists disabled kinds again.
+func (p *Provider) watchWebhookConfigurations(ctx context.Context, trigger chan<- struct{}) error {
+	cs, err := kubernetes.NewForConfig(p.cfg)
+	if err != nil {
+		return err
+	}
+	notify := func() {
+		select {
+		case trigger <- struct{}{}:
+		default:
+		}
+	}
+	handler := cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(any) { notify() },
+		UpdateFunc: func(any, any) { notify() },
+		DeleteFunc: func(any) { notify() },
+	}
+	api := cs.AdmissionregistrationV1()
+	informers := []cache.SharedIndexInformer{
+		cache.NewSharedIndexInformer(&cache.ListWatch{
+			ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+				o.FieldSelector = fields.OneTermEqualSelector("metadata.name", p.opts.Webhooks.MutatingName).String()
+				return api.MutatingWebhookConfigurations().List(ctx, o)
+			},
+			WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
+				o.FieldSelector = fields.OneTermEqualSelector("metadata.name", p.opts.Webhooks.MutatingName).String()
+				return api.MutatingWebhookConfigurations().Watch(ctx, o)
+			},
+		}, &admissionregistrationv1.MutatingWebhookConfiguration{}, 0, cache.Indexers{}),
+		cache.NewSharedIndexInformer(&cache.ListWatch{
+			ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+				o.FieldSelector = fields.OneTermEqualSelector("metadata.name", p.opts.Webhooks.ValidatingName).String()
+				return api.ValidatingWebhookConfigurations().List(ctx, o)
+			},
+			WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
+				o.FieldSelector = fields.OneTermEqualSelector("metadata.name", p.opts.Webhooks.ValidatingName).String()
+				return api.ValidatingWebhookConfigurations().Watch(ctx, o)
+			},
+		}, &admissionregistrationv1.ValidatingWebhookConfiguration{}, 0, cache.Indexers{}),
+	}
+	for _, inf := range informers {
+		if _, err := inf.AddEventHandler(handler); err != nil {
+			return err
+		}
+		go inf.RunWithContext(ctx)
+	}
+	return nil
+}

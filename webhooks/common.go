@@ -1,0 +1,353 @@
+/*
+Copyright 2026 The training-operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package webhooks
+
+import (
+	"context"
+	"fmt"
+	"reflect"
+	"slices"
+	"strings"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	apimachineryvalidation "k8s.io/apimachinery/pkg/api/validation"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
+
+	kubeflowv1 "github.com/seed-d8a409e9/training-operator/apis/kubeflow.org/v1"
+)
+
+// job is the constraint of the generic webhook: a pointer to one of the six
+// job types.
+type job interface {
+	client.Object
+	*kubeflowv1.PyTorchJob | *kubeflowv1.TFJob | *kubeflowv1.MPIJob |
+		*kubeflowv1.XGBoostJob | *kubeflowv1.PaddleJob | *kubeflowv1.JAXJob
+}
+
+// jobWebhook is the defaulter and validator of one job kind.
+type jobWebhook[T job] struct {
+	kind string
+	// setDefaults fills in the kind's defaults in place.
+	setDefaults func(T)
+	// validate is the kind's ValidateXJob; old is nil on create.
+	validate func(old, new T) (field.ErrorList, admission.Warnings)
+}
+
+var _ admission.Defaulter[*kubeflowv1.PyTorchJob] = (*jobWebhook[*kubeflowv1.PyTorchJob])(nil)
+var _ admission.Validator[*kubeflowv1.PyTorchJob] = (*jobWebhook[*kubeflowv1.PyTorchJob])(nil)
+
+// setupJobWebhook registers the defaulting and validating webhooks of one
+// kind at the v1 paths.
+func setupJobWebhook[T job](mgr ctrl.Manager, obj T, wh *jobWebhook[T]) error {
+	return ctrl.NewWebhookManagedBy(mgr, obj).
+		WithDefaulter(wh).
+		WithDefaulterCustomPath(MutatingPath(wh.kind)).
+		WithValidator(wh).
+		WithValidatorCustomPath(ValidatingPath(wh.kind)).
+		Complete()
+}
+
+// Default applies the kind's defaults. It never touches runPolicy.suspend
+// or runPolicy.managedBy, so it composes with Kueue's webhooks.
+func (w *jobWebhook[T]) Default(_ context.Context, obj T) error {
+	w.setDefaults(obj)
+	return nil
+}
+
+// ValidateCreate validates the defaulted object, so that a job that reaches
+// this webhook without the defaulting webhook (e.g. with v1's manifests) is
+// judged as it will be run.
+func (w *jobWebhook[T]) ValidateCreate(_ context.Context, obj T) (admission.Warnings, error) {
+	var none T
+	errs, warnings := w.validate(none, w.defaulted(obj))
+	return warnings, w.toError(obj, errs)
+}
+
+// ValidateUpdate validates the defaulted new object against the old one.
+func (w *jobWebhook[T]) ValidateUpdate(_ context.Context, oldObj, newObj T) (admission.Warnings, error) {
+	errs, warnings := w.validate(w.defaulted(oldObj), w.defaulted(newObj))
+	return warnings, w.toError(newObj, errs)
+}
+
+// ValidateDelete allows every deletion.
+func (w *jobWebhook[T]) ValidateDelete(context.Context, T) (admission.Warnings, error) {
+	return nil, nil
+}
+
+func (w *jobWebhook[T]) defaulted(obj T) T {
+	c := obj.DeepCopyObject().(T)
+	w.setDefaults(c)
+	return c
+}
+
+// toError turns field errors into a 422 Invalid status whose message is the
+// plain error list, as in v1, so that kubectl shows
+//
+//	admission webhook "validator.pytorchjob.training-operator.kubeflow.org" denied the request: spec.pytorchReplicaSpecs[Master].replicas: Forbidden: must be 1
+//
+// while API clients still get the causes with their field paths.
+func (w *jobWebhook[T]) toError(obj T, errs field.ErrorList) error {
+	if len(errs) == 0 {
+		return nil
+	}
+	gk := schema.GroupKind{Group: kubeflowv1.GroupVersion.Group, Kind: w.kind}
+	statusErr := apierrors.NewInvalid(gk, obj.GetName(), errs)
+	statusErr.ErrStatus.Message = errs.ToAggregate().Error()
+	return statusErr
+}
+
+// Paths shared by all kinds.
+var (
+	namePath      = field.NewPath("metadata", "name")
+	specPath      = field.NewPath("spec")
+	runPolicyPath = specPath.Child("runPolicy")
+	managedByPath = runPolicyPath.Child("managedBy")
+)
+
+// maxChildNameLength is the longest name a pod hostname or Service name may
+// have (a DNS-1035 label).
+const maxChildNameLength = validation.DNS1035LabelMaxLength
+
+// supportedManagedBy are the values runPolicy.managedBy may take.
+var supportedManagedBy = []string{kubeflowv1.KubeflowJobsController, kubeflowv1.MultiKueueController}
+
+// validateName checks that the job name is a DNS-1035 label (v1's message)
+// and that the names of the job's pods and Services, given in children,
+// are DNS-1035 labels too; the longest child is named in the error.
+func validateName(name string, children []string) field.ErrorList {
+	if msgs := apimachineryvalidation.NameIsDNS1035Label(name, false); len(msgs) > 0 {
+		return field.ErrorList{field.Invalid(namePath, name, "should match: "+strings.Join(msgs, ","))}
+	}
+	longest := ""
+	for _, c := range children {
+		if len(c) > len(longest) {
+			longest = c
+		}
+	}
+	if over := len(longest) - maxChildNameLength; over > 0 {
+		return field.ErrorList{field.Invalid(namePath, name, fmt.Sprintf(
+			"must be no more than %d characters: the child name %q would be %d characters, more than the %d allowed for a pod hostname or Service name (DNS-1035 label)",
+			len(name)-over, longest, len(longest), maxChildNameLength))}
+	}
+	return nil
+}
+
+// childName is the name of a replica's pod and Service:
+// <job>-<lower replica type>-<index>.
+func childName(job string, rtype kubeflowv1.ReplicaType, index int32) string {
+	return fmt.Sprintf("%s-%s-%d", job, strings.ToLower(string(rtype)), index)
+}
+
+// lastChildNames returns, for each replica type with at least one replica,
+// the name of its highest-indexed pod. count gives the number of pods of a
+// type (nil replicas count as defaultReplicas).
+func lastChildNames(job string, specs map[kubeflowv1.ReplicaType]*kubeflowv1.ReplicaSpec, count func(kubeflowv1.ReplicaType, *kubeflowv1.ReplicaSpec) int32) []string {
+	var out []string
+	for _, rtype := range sortedTypes(specs) {
+		if n := count(rtype, specs[rtype]); n > 0 {
+			out = append(out, childName(job, rtype, n-1))
+		}
+	}
+	return out
+}
+
+// replicasOrDefault returns *replicas, or def when the spec or its replicas is nil.
+func replicasOrDefault(spec *kubeflowv1.ReplicaSpec, def int32) int32 {
+	if spec == nil || spec.Replicas == nil {
+		return def
+	}
+	return *spec.Replicas
+}
+
+// validateRunPolicy checks the run policy shared by all kinds: managedBy
+// takes a supported value (the empty string is not one) and the counts and
+// durations are not negative.
+func validateRunPolicy(rp *kubeflowv1.RunPolicy) field.ErrorList {
+	var errs field.ErrorList
+	if rp.ManagedBy != nil && !slices.Contains(supportedManagedBy, *rp.ManagedBy) {
+		errs = append(errs, field.NotSupported(managedByPath, *rp.ManagedBy, supportedManagedBy))
+	}
+	if rp.TTLSecondsAfterFinished != nil {
+		errs = append(errs, apimachineryvalidation.ValidateNonnegativeField(int64(*rp.TTLSecondsAfterFinished), runPolicyPath.Child("ttlSecondsAfterFinished"))...)
+	}
+	if rp.ActiveDeadlineSeconds != nil {
+		errs = append(errs, apimachineryvalidation.ValidateNonnegativeField(*rp.ActiveDeadlineSeconds, runPolicyPath.Child("activeDeadlineSeconds"))...)
+	}
+	if rp.BackoffLimit != nil {
+		errs = append(errs, apimachineryvalidation.ValidateNonnegativeField(int64(*rp.BackoffLimit), runPolicyPath.Child("backoffLimit"))...)
+	}
+	if sp := rp.SchedulingPolicy; sp != nil {
+		spPath := runPolicyPath.Child("schedulingPolicy")
+		if sp.MinAvailable != nil {
+			errs = append(errs, apimachineryvalidation.ValidateNonnegativeField(int64(*sp.MinAvailable), spPath.Child("minAvailable"))...)
+		}
+		if sp.ScheduleTimeoutSeconds != nil {
+			errs = append(errs, apimachineryvalidation.ValidateNonnegativeField(int64(*sp.ScheduleTimeoutSeconds), spPath.Child("scheduleTimeoutSeconds"))...)
+		}
+	}
+	return errs
+}
+
+// validateManagedByUpdate rejects any change of runPolicy.managedBy,
+// including setting or clearing it.
+func validateManagedByUpdate(oldRP, newRP *kubeflowv1.RunPolicy) field.ErrorList {
+	if reflect.DeepEqual(oldRP.ManagedBy, newRP.ManagedBy) {
+		return nil
+	}
+	var v any
+	if newRP.ManagedBy != nil {
+		v = *newRP.ManagedBy
+	}
+	return field.ErrorList{field.Invalid(managedByPath, v, apimachineryvalidation.FieldImmutableErrorMsg)}
+}
+
+// validateElasticReplicas checks minReplicas <= maxReplicas when both are set.
+func validateElasticReplicas(p *field.Path, minReplicas, maxReplicas *int32) field.ErrorList {
+	if minReplicas != nil && maxReplicas != nil && *minReplicas > *maxReplicas {
+		return field.ErrorList{field.Invalid(p.Child("minReplicas"), *minReplicas, "must be less than or equal to maxReplicas")}
+	}
+	return nil
+}
+
+// replicaRules are the replica-spec rules of one kind.
+type replicaRules struct {
+	// path is spec.<x>ReplicaSpecs.
+	path *field.Path
+	// types are the allowed replica types (canonical spelling).
+	types []kubeflowv1.ReplicaType
+	// container is the container name each replica must have ("" for none)
+	// and containerMsg the detail of the error when it is missing.
+	container, containerMsg string
+	// replicas checks a replica type's replicas; nil means "not negative".
+	replicas func(rtype kubeflowv1.ReplicaType, replicas *int32, p *field.Path) field.ErrorList
+}
+
+// mustHaveContainer is v1's detail for a missing default container.
+func mustHaveContainer(name string) string {
+	return "must have at least one container with name " + name
+}
+
+// validate checks the replica specs of a defaulted job: the map is not
+// empty, every key is an allowed type (keys left non-canonical after
+// defaulting are reported), every spec is non-nil with at least one
+// container, every container has a name and an image, the default container
+// exists and replicas are valid. Keys are visited in sorted order.
+func (r replicaRules) validate(specs map[kubeflowv1.ReplicaType]*kubeflowv1.ReplicaSpec) field.ErrorList {
+	if len(specs) == 0 {
+		return field.ErrorList{field.Required(r.path, "must be required")}
+	}
+	var errs field.ErrorList
+	for _, rtype := range sortedTypes(specs) {
+		rolePath := r.path.Key(string(rtype))
+		if !slices.Contains(r.types, rtype) {
+			errs = append(errs, field.NotSupported(rolePath, rtype, r.types))
+			continue
+		}
+		spec := specs[rtype]
+		containersPath := rolePath.Child("template", "spec", "containers")
+		if spec == nil || len(spec.Template.Spec.Containers) == 0 {
+			errs = append(errs, field.Required(containersPath, "must be specified"))
+			continue
+		}
+		hasDefault := r.container == ""
+		for i, c := range spec.Template.Spec.Containers {
+			if c.Image == "" {
+				errs = append(errs, field.Required(containersPath.Index(i).Child("image"), "must be required"))
+			}
+			if c.Name == r.container {
+				hasDefault = true
+			}
+			if c.Name == "" { // defaulting names containers, so only without defaults
+				errs = append(errs, field.Required(containersPath.Index(i).Child("name"), "must be required"))
+			}
+		}
+		if !hasDefault {
+			errs = append(errs, field.Required(containersPath, r.containerMsg))
+		}
+		check := r.replicas
+		if check == nil {
+			check = nonNegativeReplicas
+		}
+		errs = append(errs, check(rtype, spec.Replicas, rolePath.Child("replicas"))...)
+	}
+	return errs
+}
+
+// nonNegativeReplicas is the default replicas rule.
+func nonNegativeReplicas(_ kubeflowv1.ReplicaType, replicas *int32, p *field.Path) field.ErrorList {
+	if replicas != nil && *replicas < 0 {
+		return apimachineryvalidation.ValidateNonnegativeField(int64(*replicas), p)
+	}
+	return nil
+}
+
+// exactlyOneReplica is v1's Master rule: replicas must be set (defaulting
+// sets it) and equal to 1.
+func exactlyOneReplica(p *field.Path, replicas *int32) field.ErrorList {
+	if replicas == nil || *replicas != 1 {
+		return field.ErrorList{field.Forbidden(p, "must be 1")}
+	}
+	return nil
+}
+
+// sortedTypes returns the keys of a replica spec map in sorted order.
+func sortedTypes(specs map[kubeflowv1.ReplicaType]*kubeflowv1.ReplicaSpec) []kubeflowv1.ReplicaType {
+	keys := make([]kubeflowv1.ReplicaType, 0, len(specs))
+	for k := range specs {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+// ratchet drops from errs the errors that the old object has too, so that
+// an update of a job admitted under older, laxer rules (for example by v1)
+// is not rejected for a problem it did not introduce. An error counts as
+// the same when its type, field, value and detail are equal.
+func ratchet(errs, oldErrs field.ErrorList) field.ErrorList {
+	if len(errs) == 0 || len(oldErrs) == 0 {
+		return errs
+	}
+	var out field.ErrorList
+	for _, e := range errs {
+		if !slices.ContainsFunc(oldErrs, func(o *field.Error) bool {
+			return o.Type == e.Type && o.Field == e.Field && o.Detail == e.Detail && reflect.DeepEqual(o.BadValue, e.BadValue)
+		}) {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// validateJob is the part of every ValidateXJob that handles updates: on
+// update (old != nil) the spec errors the old object has as well are
+// ratcheted away and managedBy must not change.
+func validateJob[T any](old, new *T, validate func(*T) (field.ErrorList, admission.Warnings), runPolicy func(*T) *kubeflowv1.RunPolicy) (field.ErrorList, admission.Warnings) {
+	errs, warnings := validate(new)
+	if old == nil {
+		return errs, warnings
+	}
+	oldErrs, _ := validate(old)
+	errs = ratchet(errs, oldErrs)
+	errs = append(errs, validateManagedByUpdate(runPolicy(old), runPolicy(new))...)
+	return errs, warnings
+}
