@@ -28,7 +28,7 @@ generate: ## Regenerate deepcopy code.
 manifests: ## Regenerate CRDs, RBAC and webhook manifests.
 	$(CONTROLLER_GEN) crd paths=./apis/kubeflow.org/... output:crd:artifacts:config=config/crd/bases
 	go run ./hack/crdpatch config/crd/bases
-	$(CONTROLLER_GEN) rbac:roleName=training-operator paths=./controllers/... output:rbac:artifacts:config=config/rbac
+	$(CONTROLLER_GEN) rbac:roleName=training-operator paths="./controllers/...;./internal/cert/..." output:rbac:artifacts:config=config/rbac
 	@if compgen -G "webhooks/*.go" >/dev/null; then \
 		$(CONTROLLER_GEN) webhook paths=./webhooks/... output:webhook:artifacts:config=config/webhook; fi
 

@@ -54,7 +54,9 @@ import (
 	configv1alpha1 "github.com/seed-d8a409e9/training-operator/apis/config/v1alpha1"
 	kubeflowv1 "github.com/seed-d8a409e9/training-operator/apis/kubeflow.org/v1"
 	"github.com/seed-d8a409e9/training-operator/controllers"
+	"github.com/seed-d8a409e9/training-operator/internal/cert"
 	"github.com/seed-d8a409e9/training-operator/internal/config"
+	"github.com/seed-d8a409e9/training-operator/webhooks"
 )
 
 var (
@@ -95,9 +97,19 @@ func main() {
 	}
 	setupLog.Info("effective configuration", "configuration", effective)
 
-	mgr, err := newManager(cfg)
+	certs, err := newCertProvider(cfg)
+	if err != nil {
+		setupLog.Error(err, "unable to set up webhook certificates")
+		os.Exit(1)
+	}
+
+	mgr, err := newManager(cfg, certs)
 	if err != nil {
 		setupLog.Error(err, "unable to create manager")
+		os.Exit(1)
+	}
+	if err := certs.SetupWithManager(mgr); err != nil {
+		setupLog.Error(err, "unable to set up webhook certificates")
 		os.Exit(1)
 	}
 
@@ -105,12 +117,16 @@ func main() {
 		setupLog.Error(err, "unable to set up health check")
 		os.Exit(1)
 	}
-	// Readiness is a plain ping until the webhook work lands; it will then
-	// report ready only once the serving certificates exist and the webhook
-	// server has started, so that no request reaches a replica that would
-	// fail the admission call.
-	if err := mgr.AddReadyzCheck("readyz", healthz.Ping); err != nil {
+	// Ready only once the serving certificates exist and the webhook server
+	// has started, so that no admission call reaches a replica that cannot
+	// answer it. Controllers start right away.
+	if err := mgr.AddReadyzCheck("readyz", certs.ReadyzCheck(mgr.GetWebhookServer())); err != nil {
 		setupLog.Error(err, "unable to set up ready check")
+		os.Exit(1)
+	}
+
+	if err := webhooks.Setup(mgr, cfg.EnabledSchemes); err != nil {
+		setupLog.Error(err, "unable to set up webhooks")
 		os.Exit(1)
 	}
 
@@ -127,9 +143,34 @@ func main() {
 	setupLog.Info("stopping")
 }
 
+// newCertProvider sets up the webhook serving certificate as configured:
+// built-in self-signed certificates (the Secret lives in $MY_POD_NAMESPACE,
+// default kubeflow) whose CA bundle is injected into the webhook
+// configurations, which are also trimmed to the enabled kinds; or files
+// provided by cert-manager or by hand.
+func newCertProvider(cfg *configv1alpha1.Configuration) (*cert.Provider, error) {
+	wh := cfg.Webhook
+	opts := cert.Options{
+		Mode:        wh.CertManagement,
+		Namespace:   cert.OperatorNamespace(),
+		SecretName:  wh.SecretName,
+		ServiceName: wh.ServiceName,
+		CertDir:     wh.CertDir,
+		ClientURL:   wh.ClientURL,
+	}
+	if wh.CertManagement == configv1alpha1.CertManagementSelfSigned {
+		cfgs, err := webhooks.WebhookConfigurations(cfg.EnabledSchemes)
+		if err != nil {
+			return nil, err
+		}
+		opts.Webhooks = cfgs
+	}
+	return cert.New(opts)
+}
+
 // newManager builds the controller-runtime manager from a validated,
-// defaulted configuration.
-func newManager(cfg *configv1alpha1.Configuration) (ctrl.Manager, error) {
+// defaulted configuration. The webhook server starts once certs are ready.
+func newManager(cfg *configv1alpha1.Configuration, certs *cert.Provider) (ctrl.Manager, error) {
 	restCfg, err := ctrl.GetConfig()
 	if err != nil {
 		return nil, fmt.Errorf("loading kubeconfig: %w", err)
@@ -168,12 +209,12 @@ func newManager(cfg *configv1alpha1.Configuration) (ctrl.Manager, error) {
 		LeaseDuration:                 &le.LeaseDuration.Duration,
 		RenewDeadline:                 &le.RenewDeadline.Duration,
 		RetryPeriod:                   &le.RetryPeriod.Duration,
-		// The server only starts once a webhook is registered with it.
-		WebhookServer: webhook.NewServer(webhook.Options{
+		// Started once the serving certificates are in place.
+		WebhookServer: certs.WaitingServer(webhook.NewServer(webhook.Options{
 			Host:    cfg.Webhook.Host,
 			Port:    int(*cfg.Webhook.Port),
 			CertDir: cfg.Webhook.CertDir,
-		}),
+		})),
 	})
 }
 

@@ -99,12 +99,15 @@ func (w *jobWebhook[T]) defaulted(obj T) T {
 	return c
 }
 
-// toError turns field errors into a 422 Invalid status whose message is the
-// plain error list, as in v1, so that kubectl shows
+// toError turns field errors into a 422 Invalid status with one cause per
+// field error. Its message is the plain error list, as in v1, so that the
+// API server's error reads
 //
 //	admission webhook "validator.pytorchjob.training-operator.kubeflow.org" denied the request: spec.pytorchReplicaSpecs[Master].replicas: Forbidden: must be 1
 //
-// while API clients still get the causes with their field paths.
+// and kubectl, which prints the causes of Invalid errors, shows
+//
+//	The PyTorchJob "x" is invalid: spec.pytorchReplicaSpecs[Master].replicas: Forbidden: must be 1
 func (w *jobWebhook[T]) toError(obj T, errs field.ErrorList) error {
 	if len(errs) == 0 {
 		return nil
