@@ -26,7 +26,7 @@ generate: ## Regenerate deepcopy code.
 
 .PHONY: manifests
 manifests: ## Regenerate CRDs, RBAC and webhook manifests.
-	$(CONTROLLER_GEN) crd paths=./apis/kubeflow.org/... output:crd:artifacts:config=config/crd/bases
+	$(CONTROLLER_GEN) crd:generateEmbeddedObjectMeta=true paths=./apis/kubeflow.org/... output:crd:artifacts:config=config/crd/bases
 	go run ./hack/crdpatch config/crd/bases
 	$(CONTROLLER_GEN) rbac:roleName=training-operator paths="./controllers/...;./internal/cert/..." output:rbac:artifacts:config=config/rbac
 	@if compgen -G "webhooks/*.go" >/dev/null; then \

@@ -20,7 +20,11 @@ import (
 	configv1alpha1 "github.com/seed-d8a409e9/training-operator/apis/config/v1alpha1"
 	kubeflowv1 "github.com/seed-d8a409e9/training-operator/apis/kubeflow.org/v1"
 	"github.com/seed-d8a409e9/training-operator/controllers/engine"
+	"github.com/seed-d8a409e9/training-operator/controllers/jax"
+	"github.com/seed-d8a409e9/training-operator/controllers/paddlepaddle"
 	"github.com/seed-d8a409e9/training-operator/controllers/pytorch"
+	"github.com/seed-d8a409e9/training-operator/controllers/tensorflow"
+	"github.com/seed-d8a409e9/training-operator/controllers/xgboost"
 	"github.com/seed-d8a409e9/training-operator/internal/config"
 )
 
@@ -30,6 +34,19 @@ type frameworkFactory func(cfg *configv1alpha1.Configuration) (engine.Framework,
 // frameworks maps --enable-scheme names to their adapters.
 var frameworks = map[string]frameworkFactory{
 	configv1alpha1.SchemePyTorchJob: newPyTorch,
+	configv1alpha1.SchemeTFJob: func(*configv1alpha1.Configuration) (engine.Framework, error) {
+		// v1 reads the cluster domain of TF_CONFIG addresses from the operator's environment.
+		return tensorflow.New(tensorflow.Options{ClusterDomain: os.Getenv(tensorflow.EnvCustomClusterDomain)}), nil
+	},
+	configv1alpha1.SchemeXGBoostJob: func(*configv1alpha1.Configuration) (engine.Framework, error) {
+		return xgboost.New(xgboost.Options{}), nil
+	},
+	configv1alpha1.SchemePaddleJob: func(*configv1alpha1.Configuration) (engine.Framework, error) {
+		return paddlepaddle.New(paddlepaddle.Options{}), nil
+	},
+	configv1alpha1.SchemeJAXJob: func(*configv1alpha1.Configuration) (engine.Framework, error) {
+		return jax.New(jax.Options{}), nil
+	},
 }
 
 func newPyTorch(cfg *configv1alpha1.Configuration) (engine.Framework, error) {
