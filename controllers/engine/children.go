@@ -65,13 +65,21 @@ func podRestartPolicy(p kubeflowv1.RestartPolicy) corev1.RestartPolicy {
 	return corev1.RestartPolicy(p)
 }
 
+// childName is the framework's name for a replica's pod and Service.
+func childName(fw Framework, job client.Object, rtype kubeflowv1.ReplicaType, index int) string {
+	if n, ok := fw.(ReplicaNamer); ok {
+		return n.ReplicaName(job, rtype, index)
+	}
+	return ReplicaName(job.GetName(), rtype, index)
+}
+
 // BuildPod is the pure constructor of one replica's pod from its template.
 // It reports whether the template's own restartPolicy was overridden.
 func BuildPod(fw Framework, job client.Object, rtype kubeflowv1.ReplicaType, index int, spec *kubeflowv1.ReplicaSpec) (*corev1.Pod, bool, error) {
 	tmpl := spec.Template.DeepCopy()
 	pod := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{
-			Name:            ReplicaName(job.GetName(), rtype, index),
+			Name:            childName(fw, job, rtype, index),
 			Namespace:       job.GetNamespace(),
 			Labels:          tmpl.Labels,
 			Annotations:     tmpl.Annotations,
@@ -117,7 +125,7 @@ func BuildService(fw Framework, job client.Object, rtype kubeflowv1.ReplicaType,
 	labels := ReplicaLabels(fw.ControllerName(), job.GetName(), rtype, index)
 	svc := &corev1.Service{
 		ObjectMeta: metav1.ObjectMeta{
-			Name:            ReplicaName(job.GetName(), rtype, index),
+			Name:            childName(fw, job, rtype, index),
 			Namespace:       job.GetNamespace(),
 			Labels:          labels,
 			OwnerReferences: []metav1.OwnerReference{ownerReference(fw.Kind(), job)},

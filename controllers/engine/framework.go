@@ -83,3 +83,29 @@ type ServiceLess interface {
 
 // conflictRetry is how often a job blocked by a child-name conflict looks again.
 const conflictRetry = 30 * time.Second
+
+// ReplicaNamer is an optional capability for frameworks whose children are
+// not named <job>-<lower rtype>-<index> (MPI's launcher is <job>-launcher).
+// Children still carry the replica-type and replica-index labels.
+type ReplicaNamer interface {
+	ReplicaName(job client.Object, rtype kubeflowv1.ReplicaType, index int) string
+}
+
+// GangScheduler keeps a job's pods in one gang (a PodGroup of some backend).
+// The engine calls Sync before creating pods of an active job, decorates every
+// pod it builds, and calls Delete when the job finishes or is suspended.
+type GangScheduler interface {
+	// Sync creates or updates the job's PodGroup. ready=false holds pod
+	// creation back (for example Volcano has not admitted the gang yet) and
+	// message says why; it is shown on the job.
+	Sync(ctx context.Context, job client.Object, fw Framework) (ready bool, message string, err error)
+	// DecoratePod joins a pod to the gang (scheduler name, annotations, labels).
+	// It returns a warning to record when the template's scheduler name was overridden.
+	DecoratePod(job client.Object, fw Framework, rtype kubeflowv1.ReplicaType, pod *corev1.Pod) (warning string)
+	// Delete removes the job's PodGroup, if any.
+	Delete(ctx context.Context, job client.Object, fw Framework) error
+}
+
+// GangSelector picks the gang backend of one job (by its templates'
+// scheduler name or the operator default); nil means no gang scheduling.
+type GangSelector func(job client.Object, fw Framework) GangScheduler

@@ -28,6 +28,8 @@ type Options struct {
 	Fanout int
 	// Clock is injectable for tests.
 	Clock clock.Clock
+	// Gang selects the gang-scheduling backend per job; nil disables it.
+	Gang GangSelector
 }
 
 // EventRecorder is the slice of an event recorder the engine needs; it keeps
@@ -270,7 +272,24 @@ func (r *Reconciler) reconcile(ctx context.Context, job client.Object, p *plan) 
 			return err
 		}
 	}
-	if err := r.syncReplicas(ctx, job, ch, specs, p, now); err != nil {
+	gang := r.gang(job)
+	if gang != nil {
+		ready, msg, err := gang.Sync(ctx, job, r.fw)
+		if err != nil {
+			return err
+		}
+		if !ready {
+			// Pods wait for the gang; say so instead of sitting silently Pending.
+			st.LastReconcileTime = &now
+			if c := getCondition(st, kubeflowv1.JobCreated); c != nil && c.Message != msg {
+				c.Message = msg
+				c.LastUpdateTime = now
+			}
+			p.requeue(gangRetry)
+			return nil
+		}
+	}
+	if err := r.syncReplicas(ctx, job, ch, specs, p, now, gang); err != nil {
 		return err
 	}
 
@@ -292,6 +311,17 @@ func (r *Reconciler) reconcile(ctx context.Context, job client.Object, p *plan) 
 		}
 	}
 	return nil
+}
+
+// gangRetry is how often a job whose gang is not admitted looks again
+// (PodGroup watches bring it back sooner).
+const gangRetry = 10 * time.Second
+
+func (r *Reconciler) gang(job client.Object) GangScheduler {
+	if r.opts.Gang == nil {
+		return nil
+	}
+	return r.opts.Gang(job, r.fw)
 }
 
 // runnable rejects specs the engine cannot build pods from (the webhook
@@ -337,6 +367,11 @@ func (r *Reconciler) finish(ctx context.Context, job client.Object, ch children,
 	if err := r.cleanup(ctx, job, ch, policy, true); err != nil {
 		return err
 	}
+	if g := r.gang(job); g != nil {
+		if err := g.Delete(ctx, job, r.fw); err != nil {
+			return err
+		}
+	}
 	if cr, ok := r.fw.(ChildReconciler); ok {
 		if err := cr.ReconcileChildren(ctx, r.client, job, false); err != nil {
 			return err
@@ -352,6 +387,11 @@ func (r *Reconciler) suspend(ctx context.Context, job client.Object, ch children
 	msg := fmt.Sprintf("%s %s is suspended.", kind, job.GetName())
 	if err := r.cleanup(ctx, job, ch, kubeflowv1.CleanPodPolicyAll, false); err != nil {
 		return err
+	}
+	if g := r.gang(job); g != nil {
+		if err := g.Delete(ctx, job, r.fw); err != nil {
+			return err
+		}
 	}
 	if cr, ok := r.fw.(ChildReconciler); ok {
 		if err := cr.ReconcileChildren(ctx, r.client, job, false); err != nil {

@@ -68,14 +68,18 @@ func (r *Reconciler) needsServices() bool {
 
 // syncReplicas creates missing pods and Services by index and deletes the
 // ones past the spec (scale down), in bounded parallel fan-out.
-func (r *Reconciler) syncReplicas(ctx context.Context, job client.Object, ch children, specs map[kubeflowv1.ReplicaType]*kubeflowv1.ReplicaSpec, p *plan, now metav1.Time) error {
+//
+// Replica types are created one after the other in the framework's order
+// (MPI's workers before its launcher), each type in parallel.
+func (r *Reconciler) syncReplicas(ctx context.Context, job client.Object, ch children, specs map[kubeflowv1.ReplicaType]*kubeflowv1.ReplicaSpec, p *plan, now metav1.Time, gang GangScheduler) error {
 	uid := job.GetUID()
-	var creates []client.Object
-	overridden := map[string]bool{}
+	var conflicts []string
 	for _, rt := range r.fw.ReplicaTypes(job) {
+		var creates []client.Object
+		overridden := map[string]string{}
 		spec := specs[rt]
 		for i := 0; i < int(replicasOf(spec)); i++ {
-			name := ReplicaName(job.GetName(), rt, i)
+			name := childName(r.fw, job, rt, i)
 			if r.needsServices() {
 				if _, ok := ch.services[rt][i]; ok {
 					r.inflight.observed(uid, "svc/"+name)
@@ -94,11 +98,18 @@ func (r *Reconciler) syncReplicas(ctx context.Context, job client.Object, ch chi
 			if err != nil {
 				return fmt.Errorf("building pod %s: %w", name, err)
 			}
-			overridden[name] = ov
+			if ov {
+				overridden[name] = "Restart policy in pod template will be overwritten by restart policy in replica spec"
+			}
+			if gang != nil {
+				if w := gang.DecoratePod(job, r.fw, rt, pod); w != "" {
+					overridden[name+"/scheduler"] = w
+				}
+			}
 			creates = append(creates, pod)
 		}
+		conflicts = append(conflicts, r.createChildren(ctx, job, creates, overridden)...)
 	}
-	conflicts := r.createChildren(ctx, job, creates, overridden)
 	r.recordConflicts(job, p, conflicts, now)
 
 	if err := r.deletePods(ctx, job, ch.strayPods); err != nil {
@@ -109,7 +120,7 @@ func (r *Reconciler) syncReplicas(ctx context.Context, job client.Object, ch chi
 
 // createChildren creates objects in parallel. It returns the names held by
 // objects this job does not own.
-func (r *Reconciler) createChildren(ctx context.Context, job client.Object, objs []client.Object, overridden map[string]bool) []string {
+func (r *Reconciler) createChildren(ctx context.Context, job client.Object, objs []client.Object, warnings map[string]string) []string {
 	if len(objs) == 0 {
 		return nil
 	}
@@ -127,9 +138,11 @@ func (r *Reconciler) createChildren(ctx context.Context, job client.Object, objs
 		case err == nil:
 			r.inflight.markCreated(job.GetUID(), prefix+obj.GetName(), r.clock.Now())
 			r.recorder.Event(job, corev1.EventTypeNormal, "SuccessfulCreate"+what, fmt.Sprintf("Created %s: %s", lower(what), obj.GetName()))
-			if isPod && overridden[obj.GetName()] {
-				r.recorder.Event(job, corev1.EventTypeWarning, "SetPodTemplateRestartPolicy",
-					"Restart policy in pod template will be overwritten by restart policy in replica spec")
+			if w, ok := warnings[obj.GetName()]; ok && isPod {
+				r.recorder.Event(job, corev1.EventTypeWarning, "SetPodTemplateRestartPolicy", w)
+			}
+			if w, ok := warnings[obj.GetName()+"/scheduler"]; ok && isPod {
+				r.recorder.Event(job, corev1.EventTypeWarning, "SetPodTemplateSchedulerName", w)
 			}
 		case apierrors.IsAlreadyExists(err):
 			// The cache lags, or the name belongs to someone else: ask the API.
