@@ -241,6 +241,16 @@ func TestValidate(t *testing.T) {
 			},
 		},
 		{
+			name: "gang scheduling PodGroup API",
+			mutate: func(c *configv1alpha1.Configuration) {
+				c.GangScheduling.PodGroupAPI = "yunikorn"
+			},
+			want: field.ErrorList{
+				field.NotSupported(field.NewPath("gangScheduling", "podGroupAPI"), configv1alpha1.PodGroupAPI("yunikorn"),
+					[]configv1alpha1.PodGroupAPI{"volcano", "scheduler-plugins", "kubernetes"}),
+			},
+		},
+		{
 			name: "images and tries",
 			mutate: func(c *configv1alpha1.Configuration) {
 				c.PyTorchInitContainer.Image = ""

@@ -136,7 +136,38 @@ type GangScheduling struct {
 	// Defaults to "scheduler-plugins-scheduler".
 	// +optional
 	SchedulerPluginsSchedulerName string `json:"schedulerPluginsSchedulerName,omitempty"`
+
+	// PodGroupAPI is the PodGroup API of the default gang scheduler
+	// (SchedulerName), set independently of its name: "volcano"
+	// (scheduling.volcano.sh/v1beta1), "scheduler-plugins"
+	// (scheduling.x-k8s.io/v1alpha1) or "kubernetes" (the native
+	// scheduling.k8s.io/v1beta1 Workload and PodGroup of Kubernetes 1.37+,
+	// which need the GenericWorkload feature gate and that API version
+	// enabled). Empty (the default) keeps v1's rule: Volcano when
+	// SchedulerName is "volcano", scheduler-plugins for any other non-empty
+	// SchedulerName.
+	// When PodGroupAPI is set, gang scheduling is on for every job even if
+	// SchedulerName is empty; pods whose template names no scheduler then get
+	// "volcano", SchedulerPluginsSchedulerName, or (for "kubernetes") keep the
+	// cluster's default scheduler.
+	// +optional
+	PodGroupAPI PodGroupAPI `json:"podGroupAPI,omitempty"`
 }
+
+// PodGroupAPI names a PodGroup API (a gang-scheduling backend).
+type PodGroupAPI string
+
+const (
+	// PodGroupAPIVolcano is Volcano's scheduling.volcano.sh/v1beta1 PodGroup.
+	PodGroupAPIVolcano PodGroupAPI = "volcano"
+	// PodGroupAPISchedulerPlugins is the scheduler-plugins coscheduling
+	// scheduling.x-k8s.io/v1alpha1 PodGroup.
+	PodGroupAPISchedulerPlugins PodGroupAPI = "scheduler-plugins"
+	// PodGroupAPIKubernetes is the native Kubernetes scheduling.k8s.io/v1beta1
+	// Workload and PodGroup (gang policy), scheduled by kube-scheduler's
+	// GangScheduling plugin.
+	PodGroupAPIKubernetes PodGroupAPI = "kubernetes"
+)
 
 // Controller configures the job reconcilers.
 type Controller struct {

@@ -116,16 +116,20 @@ var _ = Describe("PyTorchJob", func() {
 			oldUID := pods[1].UID
 			finishPod(ctx, ns, "rp-worker-0", code)
 			if wantRestart {
-				j := eventuallyPyTorchCondition(ctx, ns, "rp", kubeflowv1.JobRestarting)
-				Expect(condition(j.Status, kubeflowv1.JobRestarting).Message).To(ContainSubstring("rp-worker-0"))
+				// Restarting is transient (Running replaces it once the master is
+				// seen active again), so check its durable traces: the event,
+				// the counter and the recreated pod.
+				Eventually(func() []string { return eventNotes(ctx, ns, "PyTorchJobRestarting") }, timeout, interval).
+					Should(ContainElement(ContainSubstring("Pod rp-worker-0: container pytorch exited with code")))
 				Eventually(func(g Gomega) {
 					var p corev1.Pod
 					g.Expect(k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "rp-worker-0"}, &p)).To(Succeed())
 					g.Expect(p.UID).NotTo(Equal(oldUID))
 					g.Expect(p.Status.Phase).To(Equal(corev1.PodRunning))
 				}, timeout, interval).Should(Succeed())
-				j = eventuallyPyTorchCondition(ctx, ns, "rp", kubeflowv1.JobRunning)
+				j := eventuallyPyTorchCondition(ctx, ns, "rp", kubeflowv1.JobRunning)
 				Expect(j.Status.RestartCount).To(Equal(int32(1)))
+				Expect(condition(j.Status, kubeflowv1.JobFailed)).To(BeNil())
 				return
 			}
 			j := eventuallyPyTorchCondition(ctx, ns, "rp", kubeflowv1.JobFailed)

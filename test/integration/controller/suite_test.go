@@ -13,6 +13,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/rand"
@@ -167,3 +168,16 @@ func finishPod(ctx context.Context, ns, name string, code int) {
 }
 
 func intstrFromInt(i int) intstr.IntOrString { return intstr.FromInt32(int32(i)) }
+
+// eventNotes are the messages of the namespace's events with the reason.
+func eventNotes(ctx context.Context, ns, reason string) []string {
+	var el eventsv1.EventList
+	Expect(k8s.List(ctx, &el, client.InNamespace(ns))).To(Succeed())
+	var out []string
+	for _, e := range el.Items {
+		if e.Reason == reason {
+			out = append(out, e.Note)
+		}
+	}
+	return out
+}
