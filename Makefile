@@ -98,7 +98,7 @@ bench: ## Benchmarks on the local control plane.
 
 .PHONY: dev
 dev: controlplane build ## Run the operator on a local sandbox cluster until Ctrl-C.
-	go run ./hack/sandbox --nodes 4 --crds config/crd/bases --run "bin/manager --leader-elect=false --metrics-bind-address=127.0.0.1:8080 --health-probe-bind-address=127.0.0.1:8081 --zap-devel"
+	go run ./hack/sandbox --nodes 4 --crds config/crd/bases --run "MY_POD_NAMESPACE=default bin/manager --config hack/dev/config.yaml --zap-devel"
 
 .PHONY: help
 help:

@@ -9,6 +9,7 @@ import (
 
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/selection"
@@ -21,6 +22,7 @@ import (
 	kubeflowv1 "github.com/seed-d8a409e9/training-operator/apis/kubeflow.org/v1"
 	"github.com/seed-d8a409e9/training-operator/controllers/engine"
 	"github.com/seed-d8a409e9/training-operator/controllers/jax"
+	"github.com/seed-d8a409e9/training-operator/controllers/mpi"
 	"github.com/seed-d8a409e9/training-operator/controllers/paddlepaddle"
 	"github.com/seed-d8a409e9/training-operator/controllers/pytorch"
 	"github.com/seed-d8a409e9/training-operator/controllers/tensorflow"
@@ -46,6 +48,9 @@ var frameworks = map[string]frameworkFactory{
 	},
 	configv1alpha1.SchemeJAXJob: func(*configv1alpha1.Configuration) (engine.Framework, error) {
 		return jax.New(jax.Options{}), nil
+	},
+	configv1alpha1.SchemeMPIJob: func(cfg *configv1alpha1.Configuration) (engine.Framework, error) {
+		return mpi.New(mpi.Options{KubectlDeliveryImage: cfg.MPI.KubectlDeliveryImage}), nil
 	},
 }
 
@@ -99,7 +104,8 @@ func Setup(mgr ctrl.Manager, cfg *configv1alpha1.Configuration) error {
 }
 
 // CacheByObject keeps only our children in the informer caches: pods,
-// Services and HPAs that carry the operator-name label.
+// Services, HPAs and MPI's ConfigMaps, ServiceAccounts, Roles and
+// RoleBindings that carry the operator-name label.
 func CacheByObject() map[client.Object]cache.ByObject {
 	req, err := labels.NewRequirement(kubeflowv1.OperatorNameLabel, selection.Exists, nil)
 	if err != nil {
@@ -110,6 +116,11 @@ func CacheByObject() map[client.Object]cache.ByObject {
 		&corev1.Pod{}:                            {Label: sel},
 		&corev1.Service{}:                        {Label: sel},
 		&autoscalingv2.HorizontalPodAutoscaler{}: {Label: sel},
+		// MPIJob launcher wiring.
+		&corev1.ConfigMap{}:      {Label: sel},
+		&corev1.ServiceAccount{}: {Label: sel},
+		&rbacv1.Role{}:           {Label: sel},
+		&rbacv1.RoleBinding{}:    {Label: sel},
 	}
 }
 

@@ -136,7 +136,7 @@ func (*Framework) IsMasterRole(_ client.Object, rt kubeflowv1.ReplicaType, _ int
 	return rt == kubeflowv1.MPIJobReplicaTypeLauncher
 }
 
-func launcherName(jobName string) string { return jobName + launcherSuffix }
+func launcherName(jobName string) string  { return jobName + launcherSuffix }
 func configMapName(jobName string) string { return jobName + configSuffix }
 
 // workerName is the name of worker i, as the hostfile and the Role list it.

@@ -62,7 +62,7 @@ import (
 // generator only reads ./controllers/...; these markers document what the
 // operator's ClusterRole must grant for the built-in certificates.
 // +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch;create;update
-// +kubebuilder:rbac:groups=admissionregistration.k8s.io,resources=mutatingwebhookconfigurations;validatingwebhookconfigurations,verbs=get;list;watch;update
+// +kubebuilder:rbac:groups=admissionregistration.k8s.io,resources=mutatingwebhookconfigurations;validatingwebhookconfigurations,verbs=get;list;watch;create;update
 
 const (
 	// EnvPodNamespace is the environment variable holding the operator's

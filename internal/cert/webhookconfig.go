@@ -35,8 +35,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
-// reconcileWebhookConfigurations updates both webhook configurations; a
-// configuration that does not exist (not installed yet) is skipped.
+// reconcileWebhookConfigurations updates both webhook configurations and
+// creates a missing one, so an out-of-cluster run (make dev) or an install
+// without the manifests still gets working webhooks for the enabled kinds.
 func (p *Provider) reconcileWebhookConfigurations(ctx context.Context, caBundle []byte) error {
 	wh := p.opts.Webhooks
 	var errs []error
@@ -83,11 +84,16 @@ func (p *Provider) reconcileWebhookConfigurations(ctx context.Context, caBundle 
 // change it and writes it back if mutate reports a change.
 func (p *Provider) updateConfiguration(ctx context.Context, name string, obj client.Object, mutate func() bool) error {
 	if err := p.reader.Get(ctx, client.ObjectKey{Name: name}, obj); err != nil {
-		if apierrors.IsNotFound(err) {
-			p.log.V(1).Info("webhook configuration not found", "name", name)
-			return nil
+		if !apierrors.IsNotFound(err) {
+			return fmt.Errorf("reading webhook configuration %s: %w", name, err)
 		}
-		return fmt.Errorf("reading webhook configuration %s: %w", name, err)
+		obj.SetName(name)
+		mutate()
+		if err := p.writer.Create(ctx, obj); err != nil && !apierrors.IsAlreadyExists(err) {
+			return fmt.Errorf("creating webhook configuration %s: %w", name, err)
+		}
+		p.log.Info("created webhook configuration", "name", name)
+		return nil
 	}
 	if !mutate() {
 		return nil

@@ -119,6 +119,7 @@ enabledSchemes: [pytorchjob, TFJOB]
 gangScheduling:
   schedulerName: volcano
   schedulerPluginsSchedulerName: coscheduler
+  podGroupAPI: volcano
 controller:
   defaultConcurrency: 8
   concurrency:
@@ -157,7 +158,7 @@ mpi:
 				TypeMeta:       metav1.TypeMeta{APIVersion: "config.training-operator.io/v1alpha1", Kind: "Configuration"},
 				Namespace:      "kubeflow",
 				EnabledSchemes: []string{"PyTorchJob", "TFJob"},
-				GangScheduling: configv1alpha1.GangScheduling{SchedulerName: "volcano", SchedulerPluginsSchedulerName: "coscheduler"},
+				GangScheduling: configv1alpha1.GangScheduling{SchedulerName: "volcano", SchedulerPluginsSchedulerName: "coscheduler", PodGroupAPI: configv1alpha1.PodGroupAPIVolcano},
 				Controller: configv1alpha1.Controller{
 					DefaultConcurrency: ptr[int32](8),
 					Concurrency:        map[string]int32{"PyTorchJob": 16, "MPIJob": 2},

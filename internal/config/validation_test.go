@@ -45,6 +45,7 @@ func TestValidate(t *testing.T) {
 				c.Namespace = "kubeflow"
 				c.EnabledSchemes = []string{"tfjob", "PyTorchJob"}
 				c.GangScheduling.SchedulerName = "scheduler-plugins"
+				c.GangScheduling.PodGroupAPI = configv1alpha1.PodGroupAPIKubernetes
 				c.Controller.Concurrency = map[string]int32{"mpijob": 1, "JAXJob": 100}
 				c.Metrics.BindAddress = "0"
 				c.Health.ProbeBindAddress = "127.0.0.1:0"

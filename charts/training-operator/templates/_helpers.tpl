@@ -1,0 +1,113 @@
+{{/*
+Fixed object names: v1 compatibility (Deployment "training-operator", the
+webhook Service name is part of the serving certificate's DNS names).
+*/}}
+{{- define "training-operator.name" -}}training-operator{{- end -}}
+
+{{/* Selector labels: v1's, so that the Deployment selector stays the same. */}}
+{{- define "training-operator.selectorLabels" -}}
+control-plane: kubeflow-training-operator
+{{- end -}}
+
+{{- define "training-operator.labels" -}}
+{{ include "training-operator.selectorLabels" . }}
+app.kubernetes.io/name: training-operator
+app.kubernetes.io/instance: {{ .Release.Name }}
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" }}
+{{- end -}}
+
+{{- define "training-operator.image" -}}
+{{- $img := .Values.image -}}
+{{- if $img.digest -}}
+{{ $img.repository }}@{{ $img.digest }}
+{{- else -}}
+{{ $img.repository }}:{{ default .Chart.AppVersion $img.tag }}
+{{- end -}}
+{{- end -}}
+
+{{- define "training-operator.leaderElect" -}}
+{{- if kindIs "bool" .Values.leaderElection.enabled -}}
+{{ .Values.leaderElection.enabled }}
+{{- else -}}
+{{ gt (int .Values.replicas) 1 }}
+{{- end -}}
+{{- end -}}
+
+{{/* The namespace the operator watches, "" for all. */}}
+{{- define "training-operator.watchNamespace" -}}
+{{ .Values.watchNamespace }}
+{{- end -}}
+
+{{- define "training-operator.certDir" -}}/tmp/k8s-webhook-server/serving-certs{{- end -}}
+
+{{- define "training-operator.certificateName" -}}training-operator-serving-cert{{- end -}}
+
+{{/*
+Plural resources of the enabled kinds, as a JSON list (all six when
+enabledSchemes is empty).
+*/}}
+{{- define "training-operator.enabledResources" -}}
+{{- $all := list "pytorchjobs" "tfjobs" "mpijobs" "xgboostjobs" "paddlejobs" "jaxjobs" -}}
+{{- $out := list -}}
+{{- range .Values.enabledSchemes -}}
+{{- $out = append $out (printf "%ss" (lower .)) -}}
+{{- end -}}
+{{- if not $out }}{{ $out = $all }}{{ end -}}
+{{ toJson (uniq $out) }}
+{{- end -}}
+
+{{/*
+The operator Configuration (config.training-operator.io/v1alpha1), decoded
+strictly by the operator: only fields of that API.
+*/}}
+{{- define "training-operator.configuration" -}}
+{{- $v := .Values -}}
+{{- $c := dict "apiVersion" "config.training-operator.io/v1alpha1" "kind" "Configuration" -}}
+{{- with $v.watchNamespace }}{{ $_ := set $c "namespace" . }}{{ end -}}
+{{- with $v.enabledSchemes }}{{ $_ := set $c "enabledSchemes" . }}{{ end -}}
+{{- $gs := dict -}}
+{{- with $v.gangScheduling.schedulerName }}{{ $_ := set $gs "schedulerName" . }}{{ end -}}
+{{- with $v.gangScheduling.schedulerPluginsSchedulerName }}{{ $_ := set $gs "schedulerPluginsSchedulerName" . }}{{ end -}}
+{{- with $gs }}{{ $_ := set $c "gangScheduling" . }}{{ end -}}
+{{- $ctl := dict -}}
+{{- if not (kindIs "invalid" $v.controller.defaultConcurrency) }}{{ $_ := set $ctl "defaultConcurrency" (int $v.controller.defaultConcurrency) }}{{ end -}}
+{{- with $v.controller.concurrency }}{{ $_ := set $ctl "concurrency" . }}{{ end -}}
+{{- with $ctl }}{{ $_ := set $c "controller" . }}{{ end -}}
+{{- $cc := dict -}}
+{{- if not (kindIs "invalid" $v.clientConnection.qps) }}{{ $_ := set $cc "qps" $v.clientConnection.qps }}{{ end -}}
+{{- if not (kindIs "invalid" $v.clientConnection.burst) }}{{ $_ := set $cc "burst" (int $v.clientConnection.burst) }}{{ end -}}
+{{- with $cc }}{{ $_ := set $c "clientConnection" . }}{{ end -}}
+{{- $_ := set $c "webhook" (dict
+      "port" (int $v.webhook.port)
+      "serviceName" (include "training-operator.name" .)
+      "secretName" $v.webhook.secretName
+      "certDir" (include "training-operator.certDir" .)
+      "certManagement" $v.webhook.certManagement) -}}
+{{- $_ := set $c "metrics" (dict "bindAddress" (printf ":%d" (int $v.metrics.port)) "secure" $v.metrics.secure) -}}
+{{- $_ := set $c "health" (dict "probeBindAddress" ":8081") -}}
+{{- $_ := set $c "leaderElection" (dict "leaderElect" (eq (include "training-operator.leaderElect" .) "true")) -}}
+{{- $pic := dict -}}
+{{- with $v.pytorchInitContainer.image }}{{ $_ := set $pic "image" . }}{{ end -}}
+{{- if not (kindIs "invalid" $v.pytorchInitContainer.maxTries) }}{{ $_ := set $pic "maxTries" (int $v.pytorchInitContainer.maxTries) }}{{ end -}}
+{{- with $pic }}{{ $_ := set $c "pytorchInitContainer" . }}{{ end -}}
+{{- with $v.mpi.kubectlDeliveryImage }}{{ $_ := set $c "mpi" (dict "kubectlDeliveryImage" .) }}{{ end -}}
+{{ toYaml $c }}
+{{- end -}}
+
+{{/*
+RBAC rules generated from config/rbac/role.yaml (files/rbac-rules.yaml, make
+chart-sync), selected for the certificate mode. Returns a dict with
+"cluster" (ClusterRole), "jobs" (ClusterRole, or a Role in watchNamespace)
+and "operator" (Role in the release namespace) rule lists, as JSON.
+*/}}
+{{- define "training-operator.rules" -}}
+{{- $g := .Files.Get "files/rbac-rules.yaml" | fromYaml -}}
+{{- $selfSigned := eq .Values.webhook.certManagement "self-signed" -}}
+{{- $cluster := $g.cluster | default list -}}
+{{- if $selfSigned }}{{ $cluster = concat $cluster ($g.webhookConfigurations | default list) }}{{ end -}}
+{{- $operator := $g.operatorNamespace | default list -}}
+{{- if $selfSigned }}{{ $operator = concat ($g.certificateSecret | default list) $operator }}{{ end -}}
+{{- toJson (dict "cluster" $cluster "jobs" ($g.jobNamespaces | default list) "operator" $operator) -}}
+{{- end -}}

@@ -1,0 +1,301 @@
+// Package gang implements gang scheduling for the job engine: it keeps one
+// PodGroup per job in the API of the job's gang scheduler and joins the job's
+// pods to it.
+//
+// Three backends exist:
+//
+//   - Volcano: a scheduling.volcano.sh/v1beta1 PodGroup; pods carry the
+//     scheduling.k8s.io/group-name and volcano.sh/task-spec annotations and
+//     are held back until Volcano admits the group (phase Inqueue or later).
+//   - scheduler-plugins: a scheduling.x-k8s.io/v1alpha1 PodGroup of the
+//     coscheduling plugin; pods carry the scheduling.x-k8s.io/pod-group label.
+//   - Kubernetes: the native scheduling.k8s.io/v1beta1 Workload and PodGroup
+//     (gang policy) of Kubernetes 1.37+; pods join through
+//     spec.schedulingGroup.podGroupName.
+//
+// The backend is chosen per job: a replica template whose schedulerName is
+// "volcano" selects Volcano, one naming the configured scheduler-plugins
+// scheduler selects scheduler-plugins, otherwise the operator default applies
+// (gangScheduling.schedulerName and gangScheduling.podGroupAPI).
+//
+// A missing PodGroup API (CRD not installed, API version disabled) never
+// fails the operator: it is discovered at call time, reported on the job and
+// in an event, and the job proceeds once the API appears. PodGroups are
+// watched from the first time a job needs them.
+package gang
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/clock"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	volcanov1beta1 "volcano.sh/apis/pkg/apis/scheduling/v1beta1"
+
+	configv1alpha1 "github.com/seed-d8a409e9/training-operator/apis/config/v1alpha1"
+	kubeflowv1 "github.com/seed-d8a409e9/training-operator/apis/kubeflow.org/v1"
+	schedpluginsv1alpha1 "github.com/seed-d8a409e9/training-operator/apis/scheduling/v1alpha1"
+	"github.com/seed-d8a409e9/training-operator/controllers/engine"
+)
+
+// VolcanoSchedulerName is the schedulerName that selects Volcano.
+const VolcanoSchedulerName = "volcano"
+
+// Event reasons. SuccessfulDeletePodGroup and FailedDeletePodGroup are v1's.
+const (
+	ReasonCreatePodGroup       = "SuccessfulCreatePodGroup"
+	ReasonFailedCreatePodGroup = "FailedCreatePodGroup"
+	ReasonDeletePodGroup       = "SuccessfulDeletePodGroup"
+	ReasonFailedDeletePodGroup = "FailedDeletePodGroup"
+)
+
+// overrideWarning is v1's SetPodTemplateSchedulerName message.
+const overrideWarning = "Another scheduler is specified when gang-scheduling is enabled and it will not be overwritten"
+
+// Options configure a Manager.
+type Options struct {
+	// Config is the operator's gang-scheduling configuration (defaulted).
+	Config configv1alpha1.GangScheduling
+	// Client reads PodGroups through the informer cache and writes them.
+	Client client.Client
+	// APIReader reads around the cache (after AlreadyExists, PriorityClasses).
+	APIReader client.Reader
+	// RESTMapper tells whether a PodGroup API is served, at call time.
+	RESTMapper meta.RESTMapper
+	// Scheme knows the PodGroup types (see AddToScheme).
+	Scheme *runtime.Scheme
+	// Cache backs the PodGroup watches; nil disables them.
+	Cache cache.Cache
+	// Recorder returns the event recorder of a controller (by its name).
+	Recorder func(controllerName string) engine.EventRecorder
+	// Clock is injectable for tests.
+	Clock clock.Clock
+}
+
+// Manager chooses and runs the gang-scheduling backend of each job. One
+// Manager serves every job controller of the operator.
+type Manager struct {
+	opts Options
+
+	volcano, plugins, def *scheduler
+
+	mu          sync.Mutex
+	missing     map[schema.GroupVersionKind]time.Time // API absent, re-checked after the time
+	controllers map[string]registration               // by controller name
+	watched     map[string]bool                       // controller name + GVK
+	deleted     map[types.UID]time.Time               // recently deleted objects (no duplicate events)
+	priorities  *priorityCache
+}
+
+type registration struct {
+	ctrl  controller.Controller
+	owner client.Object
+}
+
+// AddToScheme registers the Volcano and scheduler-plugins PodGroup types;
+// the native scheduling.k8s.io types are part of client-go's scheme.
+func AddToScheme(s *runtime.Scheme) error {
+	if !s.Recognizes(volcanov1beta1.SchemeGroupVersion.WithKind("PodGroup")) {
+		if err := volcanov1beta1.AddToScheme(s); err != nil {
+			return err
+		}
+	}
+	if !s.Recognizes(schedpluginsv1alpha1.GroupVersion.WithKind("PodGroup")) {
+		if err := schedpluginsv1alpha1.AddToScheme(s); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// New builds a Manager. It never talks to the API server.
+func New(opts Options) *Manager {
+	if opts.Clock == nil {
+		opts.Clock = clock.RealClock{}
+	}
+	if opts.APIReader == nil {
+		opts.APIReader = opts.Client
+	}
+	m := &Manager{
+		opts:        opts,
+		missing:     map[schema.GroupVersionKind]time.Time{},
+		controllers: map[string]registration{},
+		watched:     map[string]bool{},
+		deleted:     map[types.UID]time.Time{},
+		priorities:  &priorityCache{},
+	}
+	cfg := opts.Config
+	m.volcano = &scheduler{m: m, b: volcanoBackend{}, schedulerName: VolcanoSchedulerName}
+	m.plugins = &scheduler{m: m, b: pluginsBackend{}, schedulerName: cfg.SchedulerPluginsSchedulerName}
+
+	api, name := defaultBackend(cfg)
+	switch api {
+	case configv1alpha1.PodGroupAPIVolcano:
+		m.def = &scheduler{m: m, b: volcanoBackend{}, schedulerName: name}
+	case configv1alpha1.PodGroupAPISchedulerPlugins:
+		m.def = &scheduler{m: m, b: pluginsBackend{}, schedulerName: name}
+	case configv1alpha1.PodGroupAPIKubernetes:
+		m.def = &scheduler{m: m, b: nativeBackend{}, schedulerName: name}
+	}
+	return m
+}
+
+// NewForManager builds a Manager on a controller-runtime manager and
+// registers the PodGroup types in its scheme. Call before the manager starts.
+func NewForManager(mgr ctrl.Manager, cfg configv1alpha1.GangScheduling, recorder func(controllerName string) engine.EventRecorder) (*Manager, error) {
+	if err := AddToScheme(mgr.GetScheme()); err != nil {
+		return nil, err
+	}
+	return New(Options{
+		Config:     cfg,
+		Client:     mgr.GetClient(),
+		APIReader:  mgr.GetAPIReader(),
+		RESTMapper: mgr.GetRESTMapper(),
+		Scheme:     mgr.GetScheme(),
+		Cache:      mgr.GetCache(),
+		Recorder:   recorder,
+	}), nil
+}
+
+// defaultBackend resolves the operator-wide default: the PodGroup API and the
+// scheduler name given to pods whose template names none. An empty API means
+// gang scheduling is off for jobs that do not select a gang scheduler.
+func defaultBackend(cfg configv1alpha1.GangScheduling) (configv1alpha1.PodGroupAPI, string) {
+	api, name := cfg.PodGroupAPI, cfg.SchedulerName
+	if api == "" {
+		switch {
+		case name == "":
+			return "", ""
+		case strings.EqualFold(name, VolcanoSchedulerName):
+			api = configv1alpha1.PodGroupAPIVolcano
+		default:
+			api = configv1alpha1.PodGroupAPISchedulerPlugins
+		}
+	}
+	if name == "" {
+		switch api {
+		case configv1alpha1.PodGroupAPIVolcano:
+			name = VolcanoSchedulerName
+		case configv1alpha1.PodGroupAPISchedulerPlugins:
+			name = cfg.SchedulerPluginsSchedulerName
+		}
+	}
+	return api, name
+}
+
+// Selector is the engine's per-job backend choice.
+func (m *Manager) Selector() engine.GangSelector {
+	return func(job client.Object, fw engine.Framework) engine.GangScheduler {
+		if s := m.choose(job, fw); s != nil {
+			return s
+		}
+		return nil // a typed nil would look non-nil to the engine
+	}
+}
+
+// choose returns the job's backend: the first replica template (in the
+// framework's order) naming Volcano or the scheduler-plugins scheduler wins,
+// else the operator default (nil when gang scheduling is off).
+func (m *Manager) choose(job client.Object, fw engine.Framework) *scheduler {
+	specs := fw.ReplicaSpecs(job)
+	for _, rt := range fw.ReplicaTypes(job) {
+		spec := specs[rt]
+		if spec == nil {
+			continue
+		}
+		switch name := spec.Template.Spec.SchedulerName; {
+		case name == "":
+		case name == VolcanoSchedulerName:
+			return m.volcano
+		case name == m.opts.Config.SchedulerPluginsSchedulerName:
+			return m.plugins
+		}
+	}
+	return m.def
+}
+
+// Register lets the Manager add PodGroup watches to a job controller once a
+// job of that controller uses a PodGroup API that is served. owner is an
+// empty job of the controller's kind.
+func (m *Manager) Register(controllerName string, owner client.Object, c controller.Controller) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.controllers[controllerName] = registration{ctrl: c, owner: owner}
+}
+
+// scheduler is one backend with the scheduler name its pods get.
+type scheduler struct {
+	m             *Manager
+	b             backend
+	schedulerName string
+}
+
+var _ engine.GangScheduler = (*scheduler)(nil)
+
+// backend is one PodGroup API.
+type backend interface {
+	// name is shown in messages ("Volcano", ...).
+	name() string
+	// kinds are the objects kept per job, in creation order; the last one is
+	// the PodGroup the pods join (and the one watched).
+	kinds() []kindInfo
+	// sync creates or updates the job's objects and tells whether pods may be created.
+	sync(ctx context.Context, s *jobScope) (ready bool, message string, err error)
+	// decorate joins a pod to the job's group.
+	decorate(job client.Object, rtype kubeflowv1.ReplicaType, pod *corev1.Pod)
+}
+
+// kindInfo describes one API object kind a backend keeps.
+type kindInfo struct {
+	gvk schema.GroupVersionKind
+	// hint says how to get the API when it is missing.
+	hint string
+	new  func() client.Object
+}
+
+func (k kindInfo) String() string {
+	return k.gvk.Kind + " " + k.gvk.GroupVersion().String()
+}
+
+// Sync implements engine.GangScheduler.
+func (s *scheduler) Sync(ctx context.Context, job client.Object, fw engine.Framework) (bool, string, error) {
+	return s.b.sync(ctx, s.m.scope(job, fw))
+}
+
+// DecoratePod implements engine.GangScheduler.
+func (s *scheduler) DecoratePod(job client.Object, _ engine.Framework, rtype kubeflowv1.ReplicaType, pod *corev1.Pod) string {
+	warning := ""
+	switch pod.Spec.SchedulerName {
+	case "":
+		pod.Spec.SchedulerName = s.schedulerName
+	case s.schedulerName:
+	default:
+		if s.schedulerName != "" {
+			warning = overrideWarning
+		}
+	}
+	s.b.decorate(job, rtype, pod)
+	return warning
+}
+
+// Delete implements engine.GangScheduler.
+func (s *scheduler) Delete(ctx context.Context, job client.Object, fw engine.Framework) error {
+	kinds := s.b.kinds()
+	sc := s.m.scope(job, fw)
+	for i := len(kinds) - 1; i >= 0; i-- {
+		if err := sc.remove(ctx, kinds[i]); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,361 @@
+package mpi
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	kubeflowv1 "github.com/seed-d8a409e9/training-operator/apis/kubeflow.org/v1"
+	"github.com/seed-d8a409e9/training-operator/controllers/engine"
+	"github.com/seed-d8a409e9/training-operator/internal/testjobs"
+)
+
+const deliveryImage = "kubectl-delivery:test"
+
+func defaulted(w *testjobs.MPIJobWrapper) *kubeflowv1.MPIJob {
+	j := w.UID("uid-1").Obj()
+	kubeflowv1.SetDefaults_MPIJob(j)
+	return j
+}
+
+func env(kv ...string) []corev1.EnvVar {
+	out := make([]corev1.EnvVar, 0, len(kv)/2)
+	for i := 0; i+1 < len(kv); i += 2 {
+		out = append(out, corev1.EnvVar{Name: kv[i], Value: kv[i+1]})
+	}
+	return out
+}
+
+func q(s string) resource.Quantity { return resource.MustParse(s) }
+
+func ownerRefs() []metav1.OwnerReference {
+	return []metav1.OwnerReference{{
+		APIVersion: "kubeflow.org/v1", Kind: "MPIJob", Name: "pi", UID: "uid-1",
+		Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true),
+	}}
+}
+
+func podLabels(rt string, index string, master bool) map[string]string {
+	l := map[string]string{
+		"training.kubeflow.org/operator-name": "mpijob-controller",
+		"training.kubeflow.org/job-name":      "pi",
+		"training.kubeflow.org/replica-type":  rt,
+		"training.kubeflow.org/replica-index": index,
+	}
+	if master {
+		l["training.kubeflow.org/job-role"] = "master"
+	}
+	return l
+}
+
+// launcherVolumes and workerVolume are v1's config volumes.
+func launcherVolumes() []corev1.Volume {
+	return []corev1.Volume{
+		{Name: "mpi-job-kubectl", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
+		{Name: "mpi-job-config", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
+			LocalObjectReference: corev1.LocalObjectReference{Name: "pi-config"},
+			Items: []corev1.KeyToPath{
+				{Key: "kubexec.sh", Path: "kubexec.sh", Mode: ptr.To[int32](0o555)},
+				{Key: "hostfile", Path: "hostfile", Mode: ptr.To[int32](0o444)},
+				{Key: "discover_hosts.sh", Path: "discover_hosts.sh", Mode: ptr.To[int32](0o555)},
+			},
+		}}},
+	}
+}
+
+func workerVolume() corev1.Volume {
+	return corev1.Volume{Name: "mpi-job-config", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
+		LocalObjectReference: corev1.LocalObjectReference{Name: "pi-config"},
+		Items:                []corev1.KeyToPath{{Key: "kubexec.sh", Path: "kubexec.sh", Mode: ptr.To[int32](0o555)}},
+	}}}
+}
+
+func kubectlDelivery() corev1.Container {
+	rl := corev1.ResourceList{"cpu": q("100m"), "memory": q("512Mi"), "ephemeral-storage": q("5Gi")}
+	return corev1.Container{
+		Name:            "kubectl-delivery",
+		Image:           deliveryImage,
+		ImagePullPolicy: corev1.PullIfNotPresent,
+		Env:             env("TARGET_DIR", "/opt/kube", "NAMESPACE", "ns"),
+		VolumeMounts: []corev1.VolumeMount{
+			{Name: "mpi-job-kubectl", MountPath: "/opt/kube"},
+			{Name: "mpi-job-config", MountPath: "/etc/mpi"},
+		},
+		Resources: corev1.ResourceRequirements{Limits: rl, Requests: rl.DeepCopy()},
+	}
+}
+
+var launcherMounts = []corev1.VolumeMount{
+	{Name: "mpi-job-kubectl", MountPath: "/opt/kube"},
+	{Name: "mpi-job-config", MountPath: "/etc/mpi"},
+}
+
+func TestBuildPod(t *testing.T) {
+	fw := New(Options{KubectlDeliveryImage: deliveryImage})
+	cpuEnv := env(
+		"OMPI_MCA_plm_rsh_agent", "/etc/mpi/kubexec.sh",
+		"OMPI_MCA_orte_default_hostfile", "/etc/mpi/hostfile",
+		"NVIDIA_VISIBLE_DEVICES", "", "NVIDIA_DRIVER_CAPABILITIES", "",
+		"I_MPI_HYDRA_BOOTSTRAP", "rsh", "I_MPI_HYDRA_BOOTSTRAP_EXEC", "/etc/mpi/kubexec.sh")
+	sidecar := corev1.Container{Name: "sidecar", Image: "proxy"}
+
+	cases := map[string]struct {
+		job   *kubeflowv1.MPIJob
+		rtype kubeflowv1.ReplicaType
+		index int
+		want  *corev1.Pod
+	}{
+		"launcher": {
+			job:   defaulted(testjobs.MakeMPIJob("pi", "ns").Launcher().Workers(2).SlotsPerWorker(4)),
+			rtype: "Launcher",
+			want: &corev1.Pod{
+				ObjectMeta: metav1.ObjectMeta{Name: "pi-launcher", Namespace: "ns", Labels: podLabels("launcher", "0", true), OwnerReferences: ownerRefs()},
+				Spec: corev1.PodSpec{
+					RestartPolicy:      corev1.RestartPolicyNever,
+					ServiceAccountName: "pi-launcher",
+					InitContainers:     []corev1.Container{kubectlDelivery()},
+					Containers: []corev1.Container{{
+						Name: "mpi", Image: testjobs.MPIImage, Command: []string{"mpirun", "-np", "2", "/home/mpiuser/pi"},
+						Env: cpuEnv, VolumeMounts: launcherMounts,
+					}},
+					Volumes: launcherVolumes(),
+				},
+			},
+		},
+		"worker": {
+			job:   defaulted(testjobs.MakeMPIJob("pi", "ns").Launcher().Workers(2).SlotsPerWorker(4)),
+			rtype: "Worker", index: 1,
+			want: &corev1.Pod{
+				ObjectMeta: metav1.ObjectMeta{Name: "pi-worker-1", Namespace: "ns", Labels: podLabels("worker", "1", false), OwnerReferences: ownerRefs()},
+				Spec: corev1.PodSpec{
+					RestartPolicy: corev1.RestartPolicyNever,
+					Containers: []corev1.Container{{
+						Name: "mpi", Image: testjobs.MPIImage, Command: []string{"sleep"}, Args: []string{"365d"},
+						VolumeMounts: []corev1.VolumeMount{{Name: "mpi-job-config", MountPath: "/etc/mpi"}},
+					}},
+					Volumes: []corev1.Volume{workerVolume()},
+				},
+			},
+		},
+		"worker keeps its own command": {
+			job: func() *kubeflowv1.MPIJob {
+				j := defaulted(testjobs.MakeMPIJob("pi", "ns").Launcher().Workers(1))
+				j.Spec.MPIReplicaSpecs["Worker"].Template.Spec.Containers[0].Command = []string{"/usr/sbin/sshd", "-De"}
+				return j
+			}(),
+			rtype: "Worker", index: 0,
+			want: &corev1.Pod{
+				ObjectMeta: metav1.ObjectMeta{Name: "pi-worker-0", Namespace: "ns", Labels: podLabels("worker", "0", false), OwnerReferences: ownerRefs()},
+				Spec: corev1.PodSpec{
+					RestartPolicy: corev1.RestartPolicyNever,
+					Containers: []corev1.Container{{
+						Name: "mpi", Image: testjobs.MPIImage, Command: []string{"/usr/sbin/sshd", "-De"},
+						VolumeMounts: []corev1.VolumeMount{{Name: "mpi-job-config", MountPath: "/etc/mpi"}},
+					}},
+					Volumes: []corev1.Volume{workerVolume()},
+				},
+			},
+		},
+		"GPU launcher keeps the NVIDIA env and a user service account": {
+			job: defaulted(testjobs.MakeMPIJob("pi", "ns").Launcher().Workers(1).GPUs("Launcher", 1).
+				ServiceAccount("Launcher", "mine").RestartPolicy(kubeflowv1.RestartPolicyExitCode)),
+			rtype: "Launcher",
+			want: &corev1.Pod{
+				ObjectMeta: metav1.ObjectMeta{Name: "pi-launcher", Namespace: "ns", Labels: podLabels("launcher", "0", true), OwnerReferences: ownerRefs()},
+				Spec: corev1.PodSpec{
+					RestartPolicy:      corev1.RestartPolicyNever,
+					ServiceAccountName: "mine",
+					InitContainers:     []corev1.Container{kubectlDelivery()},
+					Containers: []corev1.Container{{
+						Name: "mpi", Image: testjobs.MPIImage, Command: []string{"mpirun", "-np", "2", "/home/mpiuser/pi"},
+						Resources: corev1.ResourceRequirements{Limits: corev1.ResourceList{"nvidia.com/gpu": q("1")}},
+						Env: env(
+							"OMPI_MCA_plm_rsh_agent", "/etc/mpi/kubexec.sh",
+							"OMPI_MCA_orte_default_hostfile", "/etc/mpi/hostfile",
+							"I_MPI_HYDRA_BOOTSTRAP", "rsh", "I_MPI_HYDRA_BOOTSTRAP_EXEC", "/etc/mpi/kubexec.sh"),
+						VolumeMounts: launcherMounts,
+					}},
+					Volumes: launcherVolumes(),
+				},
+			},
+		},
+		"Intel MPI bootstrap set by the user is kept": {
+			job: defaulted(testjobs.MakeMPIJob("pi", "ns").Launcher().Workers(1).
+				Env("Launcher", "I_MPI_HYDRA_BOOTSTRAP", "ssh", "I_MPI_HYDRA_BOOTSTRAP_EXEC", "/usr/bin/ssh")),
+			rtype: "Launcher",
+			want: &corev1.Pod{
+				ObjectMeta: metav1.ObjectMeta{Name: "pi-launcher", Namespace: "ns", Labels: podLabels("launcher", "0", true), OwnerReferences: ownerRefs()},
+				Spec: corev1.PodSpec{
+					RestartPolicy:      corev1.RestartPolicyNever,
+					ServiceAccountName: "pi-launcher",
+					InitContainers:     []corev1.Container{kubectlDelivery()},
+					Containers: []corev1.Container{{
+						Name: "mpi", Image: testjobs.MPIImage, Command: []string{"mpirun", "-np", "2", "/home/mpiuser/pi"},
+						Env: env(
+							"I_MPI_HYDRA_BOOTSTRAP", "ssh", "I_MPI_HYDRA_BOOTSTRAP_EXEC", "/usr/bin/ssh",
+							"OMPI_MCA_plm_rsh_agent", "/etc/mpi/kubexec.sh",
+							"OMPI_MCA_orte_default_hostfile", "/etc/mpi/hostfile",
+							"NVIDIA_VISIBLE_DEVICES", "", "NVIDIA_DRIVER_CAPABILITIES", ""),
+						VolumeMounts: launcherMounts,
+					}},
+					Volumes: launcherVolumes(),
+				},
+			},
+		},
+		"launcher wiring goes to mainContainer, not containers[0]": {
+			job: func() *kubeflowv1.MPIJob {
+				w := testjobs.MakeMPIJob("pi", "ns").Launcher().Workers(1).MainContainer("mpi")
+				w.Spec.MPIReplicaSpecs["Launcher"].Template.Spec.Containers = append([]corev1.Container{sidecar},
+					w.Spec.MPIReplicaSpecs["Launcher"].Template.Spec.Containers...)
+				return defaulted(w)
+			}(),
+			rtype: "Launcher",
+			want: &corev1.Pod{
+				ObjectMeta: metav1.ObjectMeta{Name: "pi-launcher", Namespace: "ns", Labels: podLabels("launcher", "0", true), OwnerReferences: ownerRefs()},
+				Spec: corev1.PodSpec{
+					RestartPolicy:      corev1.RestartPolicyNever,
+					ServiceAccountName: "pi-launcher",
+					InitContainers:     []corev1.Container{kubectlDelivery()},
+					Containers: []corev1.Container{sidecar, {
+						Name: "mpi", Image: testjobs.MPIImage, Command: []string{"mpirun", "-np", "2", "/home/mpiuser/pi"},
+						Env: cpuEnv, VolumeMounts: launcherMounts,
+					}},
+					Volumes: launcherVolumes(),
+				},
+			},
+		},
+		"worker wiring goes to mainContainer, not containers[0]": {
+			job: func() *kubeflowv1.MPIJob {
+				w := testjobs.MakeMPIJob("pi", "ns").Launcher().Workers(1).MainContainer("mpi")
+				w.Spec.MPIReplicaSpecs["Worker"].Template.Spec.Containers = append([]corev1.Container{sidecar},
+					w.Spec.MPIReplicaSpecs["Worker"].Template.Spec.Containers...)
+				return defaulted(w)
+			}(),
+			rtype: "Worker",
+			want: &corev1.Pod{
+				ObjectMeta: metav1.ObjectMeta{Name: "pi-worker-0", Namespace: "ns", Labels: podLabels("worker", "0", false), OwnerReferences: ownerRefs()},
+				Spec: corev1.PodSpec{
+					RestartPolicy: corev1.RestartPolicyNever,
+					Containers: []corev1.Container{sidecar, {
+						Name: "mpi", Image: testjobs.MPIImage, Command: []string{"sleep"}, Args: []string{"365d"},
+						VolumeMounts: []corev1.VolumeMount{{Name: "mpi-job-config", MountPath: "/etc/mpi"}},
+					}},
+					Volumes: []corev1.Volume{workerVolume()},
+				},
+			},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			got, _, err := engine.BuildPod(fw, tc.job, tc.rtype, tc.index, tc.job.Spec.MPIReplicaSpecs[tc.rtype])
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("pod (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestNewDefaultsDeliveryImage(t *testing.T) {
+	if got := New(Options{}).opts.KubectlDeliveryImage; got != "ghcr.io/kubeflow/training-v1/kubectl-delivery:latest" {
+		t.Errorf("default kubectl delivery image = %q", got)
+	}
+}
+
+func TestReplicaTypesAndNames(t *testing.T) {
+	fw := New(Options{})
+	j := defaulted(testjobs.MakeMPIJob("pi", "ns").Launcher().Workers(3))
+	if diff := cmp.Diff([]kubeflowv1.ReplicaType{"Worker", "Launcher"}, fw.ReplicaTypes(j)); diff != "" {
+		t.Errorf("replica types (-want +got), workers come first:\n%s", diff)
+	}
+	launcherOnly := defaulted(testjobs.MakeMPIJob("pi", "ns").Launcher())
+	if diff := cmp.Diff([]kubeflowv1.ReplicaType{"Launcher"}, fw.ReplicaTypes(launcherOnly)); diff != "" {
+		t.Errorf("launcher-only replica types (-want +got):\n%s", diff)
+	}
+	noLauncher := defaulted(testjobs.MakeMPIJob("pi", "ns").Workers(1))
+	if diff := cmp.Diff([]kubeflowv1.ReplicaType{"Worker", "Launcher"}, fw.ReplicaTypes(noLauncher)); diff != "" {
+		t.Errorf("a missing launcher is still listed so the engine rejects the job (-want +got):\n%s", diff)
+	}
+	if got := fw.ReplicaName(j, "Launcher", 0); got != "pi-launcher" {
+		t.Errorf("launcher name = %q", got)
+	}
+	if got := fw.ReplicaName(j, "Worker", 2); got != "pi-worker-2" {
+		t.Errorf("worker name = %q", got)
+	}
+	if fw.NeedsServices() {
+		t.Error("MPIJobs have no Services")
+	}
+	if !fw.IsMasterRole(j, "Launcher", 0) || fw.IsMasterRole(j, "Worker", 0) {
+		t.Error("only the launcher carries job-role=master")
+	}
+}
+
+func TestIsGPULauncher(t *testing.T) {
+	cases := map[string]struct {
+		limits corev1.ResourceList
+		want   bool
+	}{
+		"cpu only":         {limits: corev1.ResourceList{"cpu": q("1")}},
+		"nvidia":           {limits: corev1.ResourceList{"nvidia.com/gpu": q("1")}, want: true},
+		"amd":              {limits: corev1.ResourceList{"amd.com/gpu": q("1")}, want: true},
+		"contains gpu":     {limits: corev1.ResourceList{"example.org/gpu-mig-1g": q("1")}, want: true},
+		"no limits at all": {},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			w := testjobs.MakeMPIJob("pi", "ns").Launcher()
+			w.Spec.MPIReplicaSpecs["Launcher"].Template.Spec.Containers[0].Resources.Limits = tc.limits
+			if got := isGPULauncher(w.Obj()); got != tc.want {
+				t.Errorf("isGPULauncher = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestEvaluate(t *testing.T) {
+	fw := New(Options{})
+	j := defaulted(testjobs.MakeMPIJob("pi", "ns").Launcher().Workers(2))
+	st := func(active, succeeded, failed int32) *kubeflowv1.ReplicaStatus {
+		return &kubeflowv1.ReplicaStatus{Active: active, Succeeded: succeeded, Failed: failed}
+	}
+	const running, done = "MPIJob pi is running.", "MPIJob pi is successfully completed."
+	cases := map[string]struct {
+		statuses map[kubeflowv1.ReplicaType]*kubeflowv1.ReplicaStatus
+		want     engine.Verdict
+	}{
+		"pending": {
+			statuses: map[kubeflowv1.ReplicaType]*kubeflowv1.ReplicaStatus{"Launcher": st(0, 0, 0), "Worker": st(2, 0, 0)},
+			want:     engine.Verdict{RunningMessage: running, SucceededMessage: done},
+		},
+		"launcher running": {
+			statuses: map[kubeflowv1.ReplicaType]*kubeflowv1.ReplicaStatus{"Launcher": st(1, 0, 0), "Worker": st(1, 0, 0)},
+			want:     engine.Verdict{Running: true, RunningMessage: running, SucceededMessage: done},
+		},
+		"launcher succeeded decides, workers still running": {
+			statuses: map[kubeflowv1.ReplicaType]*kubeflowv1.ReplicaStatus{"Launcher": st(0, 1, 0), "Worker": st(2, 0, 0)},
+			want:     engine.Verdict{Succeeded: true, RunningMessage: running, SucceededMessage: done},
+		},
+		"workers succeeding do not finish the job": {
+			statuses: map[kubeflowv1.ReplicaType]*kubeflowv1.ReplicaStatus{"Launcher": st(1, 0, 0), "Worker": st(0, 2, 0)},
+			want:     engine.Verdict{Running: true, RunningMessage: running, SucceededMessage: done},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			got := fw.Evaluate(j, engine.ReplicaView{Specs: j.Spec.MPIReplicaSpecs, Statuses: tc.statuses})
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("verdict (-want +got):\n%s", diff)
+			}
+		})
+	}
+	noLauncher := defaulted(testjobs.MakeMPIJob("pi", "ns").Workers(1))
+	if v := fw.Evaluate(noLauncher, engine.ReplicaView{Specs: noLauncher.Spec.MPIReplicaSpecs}); v.Running || v.Succeeded {
+		t.Errorf("a job without launcher never runs or succeeds: %+v", v)
+	}
+}
