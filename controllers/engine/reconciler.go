@@ -30,6 +30,10 @@ type Options struct {
 	Clock clock.Clock
 	// Gang selects the gang-scheduling backend per job; nil disables it.
 	Gang GangSelector
+	// OnController, if set, receives the built controller so that callers can
+	// add watches later (the gang scheduler watches PodGroups once their API
+	// is served).
+	OnController func(controller.Controller) error
 }
 
 // EventRecorder is the slice of an event recorder the engine needs; it keeps
@@ -77,7 +81,11 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 			b = b.Owns(t)
 		}
 	}
-	return b.Complete(r)
+	c, err := b.Build(r)
+	if err != nil || r.opts.OnController == nil {
+		return err
+	}
+	return r.opts.OnController(c)
 }
 
 // plan collects what one reconcile decided; status is written once, then

@@ -11,7 +11,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/util/workqueue"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	kubeflowv1 "github.com/seed-d8a409e9/training-operator/apis/kubeflow.org/v1"
 )
@@ -108,7 +107,13 @@ func (r *Reconciler) syncReplicas(ctx context.Context, job client.Object, ch chi
 			}
 			creates = append(creates, pod)
 		}
-		conflicts = append(conflicts, r.createChildren(ctx, job, creates, overridden)...)
+		c, err := r.createChildren(ctx, job, creates, overridden)
+		conflicts = append(conflicts, c...)
+		if err != nil {
+			// Later types wait (MPI's launcher needs its workers); retried with backoff.
+			r.recordConflicts(job, p, conflicts, now)
+			return err
+		}
 	}
 	r.recordConflicts(job, p, conflicts, now)
 
@@ -119,13 +124,14 @@ func (r *Reconciler) syncReplicas(ctx context.Context, job client.Object, ch chi
 }
 
 // createChildren creates objects in parallel. It returns the names held by
-// objects this job does not own.
-func (r *Reconciler) createChildren(ctx context.Context, job client.Object, objs []client.Object, warnings map[string]string) []string {
+// objects this job does not own, and the other creation errors joined.
+func (r *Reconciler) createChildren(ctx context.Context, job client.Object, objs []client.Object, warnings map[string]string) ([]string, error) {
 	if len(objs) == 0 {
-		return nil
+		return nil, nil
 	}
 	var mu sync.Mutex
 	var conflicts []string
+	var errs []error
 	workqueue.ParallelizeUntil(ctx, r.opts.Fanout, len(objs), func(i int) {
 		obj := objs[i]
 		_, isPod := obj.(*corev1.Pod)
@@ -158,11 +164,13 @@ func (r *Reconciler) createChildren(ctx context.Context, job client.Object, objs
 			conflicts = append(conflicts, fmt.Sprintf("%s %s", lower(what), obj.GetName()))
 			mu.Unlock()
 		default:
-			log.FromContext(ctx).Error(err, "creating child", "kind", what, "name", obj.GetName())
 			r.recorder.Event(job, corev1.EventTypeWarning, "FailedCreate"+what, "Error creating: "+err.Error())
+			mu.Lock()
+			errs = append(errs, fmt.Errorf("creating %s %s: %w", lower(what), obj.GetName(), err))
+			mu.Unlock()
 		}
 	})
-	return conflicts
+	return conflicts, errors.Join(errs...)
 }
 
 func lower(s string) string {
