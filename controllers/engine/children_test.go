@@ -4,9 +4,11 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kubeflowv1 "github.com/seed-d8a409e9/training-operator/apis/kubeflow.org/v1"
 	"github.com/seed-d8a409e9/training-operator/internal/testjobs"
@@ -116,5 +118,43 @@ func TestBucketChildren(t *testing.T) {
 func TestReplicaName(t *testing.T) {
 	if got := ReplicaName("my-job", "Worker", 3); got != "my-job-worker-3" {
 		t.Errorf("got %q", got)
+	}
+}
+
+// autoscaledFramework adds the elastic capability to the fake framework.
+type autoscaledFramework struct{ fakeFramework }
+
+func (autoscaledFramework) Autoscaling(o client.Object) (*int32, int32, []autoscalingv2.MetricSpec, bool) {
+	ep := o.(*kubeflowv1.PyTorchJob).Spec.ElasticPolicy
+	if ep == nil || len(ep.Metrics) == 0 {
+		return nil, 0, nil, false
+	}
+	return ep.MinReplicas, *ep.MaxReplicas, ep.Metrics, true
+}
+
+func TestDesiredHPA(t *testing.T) {
+	job := testjobs.MakePyTorchJob("j", "ns").UID("u").Workers(2).Elastic(1, 4, testjobs.CPUMetric(80)).Obj()
+	if DesiredHPA(fakeFramework{}, job) != nil {
+		t.Error("a framework without the capability gets no HPA")
+	}
+	if DesiredHPA(autoscaledFramework{}, testjobs.MakePyTorchJob("j", "ns").Workers(2).Elastic(1, 4).Obj()) != nil {
+		t.Error("no metrics, no HPA")
+	}
+	want := &autoscalingv2.HorizontalPodAutoscaler{
+		ObjectMeta: metav1.ObjectMeta{
+			Name: "j", Namespace: "ns",
+			Labels: map[string]string{"training.kubeflow.org/operator-name": "fake-controller", "training.kubeflow.org/job-name": "j"},
+			OwnerReferences: []metav1.OwnerReference{{APIVersion: "kubeflow.org/v1", Kind: "PyTorchJob", Name: "j", UID: "u",
+				Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true)}},
+		},
+		Spec: autoscalingv2.HorizontalPodAutoscalerSpec{
+			ScaleTargetRef: autoscalingv2.CrossVersionObjectReference{Kind: "PyTorchJob", Name: "j", APIVersion: "kubeflow.org/v1"},
+			MinReplicas:    ptr.To[int32](1),
+			MaxReplicas:    4,
+			Metrics:        []autoscalingv2.MetricSpec{testjobs.CPUMetric(80)},
+		},
+	}
+	if diff := cmp.Diff(want, DesiredHPA(autoscaledFramework{}, job)); diff != "" {
+		t.Errorf("DesiredHPA (-want +got):\n%s", diff)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -76,6 +77,9 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Owns(&corev1.Pod{}).
 		Owns(&corev1.Service{}).
 		WithOptions(controller.Options{MaxConcurrentReconciles: r.opts.MaxConcurrentReconciles})
+	if _, ok := r.fw.(Autoscaled); ok {
+		b = b.Owns(&autoscalingv2.HorizontalPodAutoscaler{})
+	}
 	if cr, ok := r.fw.(ChildReconciler); ok {
 		for _, t := range cr.OwnedTypes() {
 			b = b.Owns(t)
@@ -275,10 +279,8 @@ func (r *Reconciler) reconcile(ctx context.Context, job client.Object, p *plan) 
 		st.RestartCount += a.newlyCounted
 	}
 
-	if cr, ok := r.fw.(ChildReconciler); ok {
-		if err := cr.ReconcileChildren(ctx, r.client, job, true); err != nil {
-			return err
-		}
+	if err := r.reconcileExtraChildren(ctx, job, true); err != nil {
+		return err
 	}
 	gang := r.gang(job)
 	if gang != nil {
@@ -317,6 +319,17 @@ func (r *Reconciler) reconcile(ctx context.Context, job client.Object, p *plan) 
 		if setCondition(st, newCondition(kubeflowv1.JobRunning, corev1.ConditionTrue, kind+reasonRunning, v.RunningMessage, now)) && first {
 			p.running = true
 		}
+	}
+	return nil
+}
+
+// reconcileExtraChildren runs the autoscaler and the framework's own children.
+func (r *Reconciler) reconcileExtraChildren(ctx context.Context, job client.Object, active bool) error {
+	if err := r.reconcileAutoscaler(ctx, job, active); err != nil {
+		return err
+	}
+	if cr, ok := r.fw.(ChildReconciler); ok {
+		return cr.ReconcileChildren(ctx, r.client, job, active)
 	}
 	return nil
 }
@@ -380,10 +393,8 @@ func (r *Reconciler) finish(ctx context.Context, job client.Object, ch children,
 			return err
 		}
 	}
-	if cr, ok := r.fw.(ChildReconciler); ok {
-		if err := cr.ReconcileChildren(ctx, r.client, job, false); err != nil {
-			return err
-		}
+	if err := r.reconcileExtraChildren(ctx, job, false); err != nil {
+		return err
 	}
 	return r.expireTTL(ctx, job, p)
 }
@@ -401,10 +412,8 @@ func (r *Reconciler) suspend(ctx context.Context, job client.Object, ch children
 			return err
 		}
 	}
-	if cr, ok := r.fw.(ChildReconciler); ok {
-		if err := cr.ReconcileChildren(ctx, r.client, job, false); err != nil {
-			return err
-		}
+	if err := r.reconcileExtraChildren(ctx, job, false); err != nil {
+		return err
 	}
 	for _, rs := range st.ReplicaStatuses {
 		rs.Active = 0

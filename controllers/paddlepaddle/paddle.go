@@ -23,8 +23,8 @@ type Options struct{}
 type Framework struct{}
 
 var (
-	_ engine.Framework       = (*Framework)(nil)
-	_ engine.ChildReconciler = (*Framework)(nil)
+	_ engine.Framework  = (*Framework)(nil)
+	_ engine.Autoscaled = (*Framework)(nil)
 )
 
 // New builds the adapter.

@@ -1,19 +1,13 @@
 package paddlepaddle
 
 import (
-	"context"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/utils/ptr"
-	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	kubeflowv1 "github.com/seed-d8a409e9/training-operator/apis/kubeflow.org/v1"
 	"github.com/seed-d8a409e9/training-operator/controllers/engine"
@@ -210,13 +204,13 @@ func TestEvaluate(t *testing.T) {
 }
 
 func TestDesiredHPA(t *testing.T) {
-	if desiredHPA(defaulted(testjobs.MakePaddleJob("pd", "ns").Workers(2).Elastic(1, 3))) != nil {
+	if engine.DesiredHPA(New(Options{}), defaulted(testjobs.MakePaddleJob("pd", "ns").Workers(2).Elastic(1, 3))) != nil {
 		t.Error("no metrics, no HPA")
 	}
-	if desiredHPA(defaulted(testjobs.MakePaddleJob("pd", "ns").Workers(2))) != nil {
+	if engine.DesiredHPA(New(Options{}), defaulted(testjobs.MakePaddleJob("pd", "ns").Workers(2))) != nil {
 		t.Error("not elastic, no HPA")
 	}
-	h := desiredHPA(defaulted(testjobs.MakePaddleJob("pd", "ns").UID("u").Workers(2).Elastic(1, 3, testjobs.CPUMetric(80))))
+	h := engine.DesiredHPA(New(Options{}), defaulted(testjobs.MakePaddleJob("pd", "ns").UID("u").Workers(2).Elastic(1, 3, testjobs.CPUMetric(80))))
 	want := &autoscalingv2.HorizontalPodAutoscaler{
 		ObjectMeta: metav1.ObjectMeta{
 			Name: "pd", Namespace: "ns",
@@ -236,72 +230,11 @@ func TestDesiredHPA(t *testing.T) {
 	}
 }
 
-func TestReconcileChildren(t *testing.T) {
-	ctx := context.Background()
-	scheme := runtime.NewScheme()
-	if err := clientgoscheme.AddToScheme(scheme); err != nil {
-		t.Fatal(err)
-	}
-	fw := New(Options{})
-	j := defaulted(testjobs.MakePaddleJob("pd", "ns").UID("u").Workers(2).Elastic(1, 3, testjobs.CPUMetric(80)))
-	c := fake.NewClientBuilder().WithScheme(scheme).Build()
-	key := client.ObjectKey{Namespace: "ns", Name: "pd"}
-	get := func() (*autoscalingv2.HorizontalPodAutoscaler, error) {
-		var h autoscalingv2.HorizontalPodAutoscaler
-		err := c.Get(ctx, key, &h)
-		return &h, err
-	}
-
-	if err := fw.ReconcileChildren(ctx, c, j, true); err != nil {
-		t.Fatal(err)
-	}
-	h, err := get()
-	if err != nil {
-		t.Fatalf("HPA not created: %v", err)
-	}
-	// Drift is repaired.
-	h.Spec.MaxReplicas = 99
-	if err := c.Update(ctx, h); err != nil {
-		t.Fatal(err)
-	}
-	if err := fw.ReconcileChildren(ctx, c, j, true); err != nil {
-		t.Fatal(err)
-	}
-	if h, _ = get(); h.Spec.MaxReplicas != 3 {
-		t.Errorf("maxReplicas = %d after repair, want 3", h.Spec.MaxReplicas)
-	}
-	// Suspended or finished: deleted.
-	if err := fw.ReconcileChildren(ctx, c, j, false); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := get(); !apierrors.IsNotFound(err) {
-		t.Errorf("HPA after inactive reconcile: err = %v, want NotFound", err)
-	}
-	// Someone else's HPA with the job's name is left alone.
-	foreign := &autoscalingv2.HorizontalPodAutoscaler{ObjectMeta: metav1.ObjectMeta{Name: "pd", Namespace: "ns"},
-		Spec: autoscalingv2.HorizontalPodAutoscalerSpec{MaxReplicas: 7}}
-	if err := c.Create(ctx, foreign); err != nil {
-		t.Fatal(err)
-	}
-	if err := fw.ReconcileChildren(ctx, c, j, false); err != nil {
-		t.Fatal(err)
-	}
-	if err := fw.ReconcileChildren(ctx, c, j, true); err != nil {
-		t.Fatal(err)
-	}
-	if h, err = get(); err != nil || h.Spec.MaxReplicas != 7 {
-		t.Errorf("foreign HPA = %+v, %v; want untouched", h.Spec, err)
-	}
-}
-
 func TestIdentity(t *testing.T) {
 	fw := New(Options{})
 	got := []string{fw.Kind(), fw.ControllerName(), fw.MetricsLabel(), fw.DefaultContainerName(), fw.DefaultPortName()}
 	want := []string{"PaddleJob", "paddlejob-controller", "paddle", "paddle", "master"}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("identity (-want +got):\n%s", diff)
-	}
-	if diff := cmp.Diff([]client.Object{&autoscalingv2.HorizontalPodAutoscaler{}}, fw.OwnedTypes()); diff != "" {
-		t.Errorf("owned types (-want +got):\n%s", diff)
 	}
 }

@@ -33,8 +33,8 @@ type Framework struct {
 }
 
 var (
-	_ engine.Framework       = (*Framework)(nil)
-	_ engine.ChildReconciler = (*Framework)(nil)
+	_ engine.Framework  = (*Framework)(nil)
+	_ engine.Autoscaled = (*Framework)(nil)
 )
 
 // New builds the adapter; it fails on an unparsable init container template.

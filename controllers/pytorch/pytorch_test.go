@@ -193,10 +193,11 @@ func TestEvaluate(t *testing.T) {
 }
 
 func TestDesiredHPA(t *testing.T) {
-	if desiredHPA(defaulted(testjobs.MakePyTorchJob("j", "ns").Workers(2).Elastic(1, 3))) != nil {
+	fw, _ := New(Options{})
+	if engine.DesiredHPA(fw, defaulted(testjobs.MakePyTorchJob("j", "ns").Workers(2).Elastic(1, 3))) != nil {
 		t.Error("no metrics, no HPA")
 	}
-	h := desiredHPA(defaulted(testjobs.MakePyTorchJob("j", "ns").UID("u").Workers(2).Elastic(1, 3, testjobs.CPUMetric(80))))
+	h := engine.DesiredHPA(fw, defaulted(testjobs.MakePyTorchJob("j", "ns").UID("u").Workers(2).Elastic(1, 3, testjobs.CPUMetric(80))))
 	if h == nil || h.Spec.MaxReplicas != 3 || *h.Spec.MinReplicas != 1 || h.Spec.ScaleTargetRef.Kind != "PyTorchJob" ||
 		h.Spec.ScaleTargetRef.APIVersion != "kubeflow.org/v1" || h.OwnerReferences[0].UID != "u" {
 		t.Errorf("desired HPA = %+v", h)
