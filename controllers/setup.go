@@ -16,11 +16,13 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/recorder"
 
 	configv1alpha1 "github.com/seed-d8a409e9/training-operator/apis/config/v1alpha1"
 	kubeflowv1 "github.com/seed-d8a409e9/training-operator/apis/kubeflow.org/v1"
 	"github.com/seed-d8a409e9/training-operator/controllers/engine"
+	"github.com/seed-d8a409e9/training-operator/controllers/gang"
 	"github.com/seed-d8a409e9/training-operator/controllers/jax"
 	"github.com/seed-d8a409e9/training-operator/controllers/mpi"
 	"github.com/seed-d8a409e9/training-operator/controllers/paddlepaddle"
@@ -82,6 +84,13 @@ func Setup(mgr ctrl.Manager, cfg *configv1alpha1.Configuration) error {
 		return fmt.Errorf("setting up field indexes: %w", err)
 	}
 	log := ctrl.Log.WithName("setup")
+	// Gang scheduling is chosen per job, so the selector is always wired; a
+	// job that selects no gang scheduler (and no default is set) gets none.
+	recorders := map[string]engine.EventRecorder{}
+	gangs, err := gang.NewForManager(mgr, cfg.GangScheduling, func(name string) engine.EventRecorder { return recorders[name] })
+	if err != nil {
+		return fmt.Errorf("gang scheduling: %w", err)
+	}
 	for _, name := range cfg.EnabledSchemes {
 		factory, ok := frameworks[name]
 		if !ok {
@@ -92,9 +101,17 @@ func Setup(mgr ctrl.Manager, cfg *configv1alpha1.Configuration) error {
 		if err != nil {
 			return fmt.Errorf("%s: %w", name, err)
 		}
-		r := engine.NewReconciler(fw, mgr.GetClient(), mgr.GetAPIReader(),
-			eventRecorder{mgr.GetEventRecorder(fw.ControllerName())},
-			engine.Options{MaxConcurrentReconciles: config.Concurrency(cfg, name)})
+		rec := eventRecorder{mgr.GetEventRecorder(fw.ControllerName())}
+		recorders[fw.ControllerName()] = rec
+		r := engine.NewReconciler(fw, mgr.GetClient(), mgr.GetAPIReader(), rec,
+			engine.Options{
+				MaxConcurrentReconciles: config.Concurrency(cfg, name),
+				Gang:                    gangs.Selector(),
+				OnController: func(c controller.Controller) error {
+					gangs.Register(fw.ControllerName(), fw.NewJob(), c)
+					return nil
+				},
+			})
 		if err := r.SetupWithManager(mgr); err != nil {
 			return fmt.Errorf("%s controller: %w", name, err)
 		}
