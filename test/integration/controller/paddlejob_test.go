@@ -102,8 +102,7 @@ var _ = Describe("PaddleJob", func() {
 		Expect(hpa.Spec.ScaleTargetRef).To(Equal(autoscalingv2.CrossVersionObjectReference{Kind: "PaddleJob", Name: "el", APIVersion: "kubeflow.org/v1"}))
 		Expect(hpa.Labels).To(HaveKeyWithValue(kubeflowv1.OperatorNameLabel, "paddlejob-controller"))
 
-		hpa.Spec.MaxReplicas = 99
-		Expect(k8s.Update(ctx, &hpa)).To(Succeed())
+		setHPAMaxReplicas(ctx, key, 99)
 		Eventually(func() int32 {
 			Expect(k8s.Get(ctx, key, &hpa)).To(Succeed())
 			return hpa.Spec.MaxReplicas

@@ -292,8 +292,7 @@ var _ = Describe("PyTorchJob", func() {
 		Expect(*hpa.Spec.MinReplicas).To(Equal(int32(1)))
 		Expect(hpa.Spec.ScaleTargetRef).To(Equal(autoscalingv2.CrossVersionObjectReference{Kind: "PyTorchJob", Name: "el", APIVersion: "kubeflow.org/v1"}))
 
-		hpa.Spec.MaxReplicas = 99
-		Expect(k8s.Update(ctx, &hpa)).To(Succeed())
+		setHPAMaxReplicas(ctx, key, 99)
 		Eventually(func() int32 {
 			Expect(k8s.Get(ctx, key, &hpa)).To(Succeed())
 			return hpa.Spec.MaxReplicas

@@ -12,6 +12,7 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -180,4 +181,17 @@ func eventNotes(ctx context.Context, ns, reason string) []string {
 		}
 	}
 	return out
+}
+
+// setHPAMaxReplicas drifts an HPA by hand, retrying conflicts with the
+// controller manager's HPA controller, which writes the same object.
+func setHPAMaxReplicas(ctx context.Context, key client.ObjectKey, n int32) {
+	Eventually(func() error {
+		var hpa autoscalingv2.HorizontalPodAutoscaler
+		if err := k8s.Get(ctx, key, &hpa); err != nil {
+			return err
+		}
+		hpa.Spec.MaxReplicas = n
+		return k8s.Update(ctx, &hpa)
+	}, timeout, interval).Should(Succeed())
 }
