@@ -157,7 +157,11 @@ func (r *Reconciler) createChildren(ctx context.Context, job client.Object, objs
 				return
 			}
 			if ref := metav1.GetControllerOf(existing); ref != nil && ref.UID == job.GetUID() {
-				r.inflight.markCreated(job.GetUID(), prefix+obj.GetName(), r.clock.Now())
+				// Ours: either the cache lags our create, or it is the previous
+				// incarnation still terminating; its deletion event brings us back.
+				if existing.GetDeletionTimestamp() == nil {
+					r.inflight.markCreated(job.GetUID(), prefix+obj.GetName(), r.clock.Now())
+				}
 				return
 			}
 			mu.Lock()
