@@ -267,16 +267,14 @@ func (r *Reconciler) reconcile(ctx context.Context, job client.Object, p *plan) 
 	}
 
 	p.counted = a.counted
+	st.RestartCount += a.newlyCounted
 	if len(a.retries) > 0 {
-		st.RestartCount += a.newlyCounted
 		p.retryDeletes = a.retryPods
 		msg := a.restartMessage(kind, name)
 		if setCondition(st, newCondition(kubeflowv1.JobRestarting, corev1.ConditionTrue, kind+reasonRestarting, msg, now)) {
 			p.event(corev1.EventTypeWarning, kind+reasonRestarting, "%s", msg)
 			p.restarted = true
 		}
-	} else if a.newlyCounted > 0 {
-		st.RestartCount += a.newlyCounted
 	}
 
 	if err := r.reconcileExtraChildren(ctx, job, true); err != nil {
