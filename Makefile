@@ -28,9 +28,15 @@ generate: ## Regenerate deepcopy code.
 manifests: ## Regenerate CRDs, RBAC and webhook manifests.
 	$(CONTROLLER_GEN) crd:generateEmbeddedObjectMeta=true paths=./apis/kubeflow.org/... output:crd:artifacts:config=config/crd/bases
 	go run ./hack/crdpatch config/crd/bases
+	$(CONTROLLER_GEN) crd paths=./apis/scheduling/... paths=volcano.sh/apis/pkg/apis/scheduling/v1beta1 output:crd:artifacts:config=config/crd/external
 	$(CONTROLLER_GEN) rbac:roleName=training-operator paths="./controllers/...;./internal/cert/..." output:rbac:artifacts:config=config/rbac
 	@if compgen -G "webhooks/*.go" >/dev/null; then \
 		$(CONTROLLER_GEN) webhook paths=./webhooks/... output:webhook:artifacts:config=config/webhook; fi
+	$(MAKE) chart-sync
+
+.PHONY: chart-sync
+chart-sync: ## Copy CRDs, RBAC rules and webhooks from config/ into the Helm chart and config/default/rbac.
+	go run ./hack/chart
 
 .PHONY: fmt
 fmt: ## Format the code.
@@ -65,6 +71,14 @@ verify: generate manifests fmt-check vet ## Fail when generated files are stale.
 build: ## Build the operator binary into bin/manager.
 	go build -o bin/manager .
 
+# Container image of the operator (Dockerfile: static build on distroless nonroot).
+IMG ?= ghcr.io/seed-d8a409e9/training-operator:latest
+CONTAINER_TOOL ?= docker
+
+.PHONY: image
+image: ## Build the container image $(IMG) (needs Docker).
+	$(CONTAINER_TOOL) build -t $(IMG) .
+
 .PHONY: controlplane
 controlplane: ## Build (once, cached) etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kwok, helm.
 	hack/controlplane.sh
@@ -76,23 +90,27 @@ test: controlplane verify test-unit test-integration e2e ## Run every test: unit
 
 .PHONY: test-unit
 test-unit: ## Unit tests (no cluster).
-	go test -count=1 $$(go list ./... | grep -v -e /e2e -e /test/integration)
+	go test -count=1 $$(go list ./... | grep -v -e /e2e/suite -e /e2e/cluster -e /test/integration)
 
 .PHONY: test-integration
 test-integration: controlplane ## Integration tests on a real local apiserver.
 	KUBEBUILDER_ASSETS=$(CONTROLPLANE_BIN) go test -count=1 -timeout $(TEST_TIMEOUT) -p $(TEST_PARALLEL) ./test/integration/... ./e2e/cluster/...
 
+# Parallel ginkgo processes of the e2e suite (they share one cluster and operator).
+E2E_PROCS ?= 3
+GINKGO := go run github.com/onsi/ginkgo/v2/ginkgo
+
 .PHONY: e2e
-e2e: controlplane build ## End-to-end suite on the local control plane with fake GPU nodes.
-	KUBEBUILDER_ASSETS=$(CONTROLPLANE_BIN) go test -count=1 -timeout $(TEST_TIMEOUT) ./e2e/suite/... -args -ginkgo.v
+e2e: controlplane build ## End-to-end suite on the local control plane with fake GPU nodes (E2E_PROCS parallel processes).
+	KUBEBUILDER_ASSETS=$(CONTROLPLANE_BIN) $(GINKGO) --procs=$(E2E_PROCS) --timeout=$(TEST_TIMEOUT) -v ./e2e/suite
 
 .PHONY: e2e-kind
-e2e-kind: ## End-to-end suite on kind (needs Docker); see e2e/kind/README.md.
+e2e-kind: ## End-to-end suite on a kind cluster with the Helm chart (needs Docker and kind); see e2e/kind/README.md.
 	hack/e2e-kind.sh
 
 .PHONY: bench
-bench: ## Benchmarks on the local control plane.
-	hack/bench.sh
+bench: controlplane build ## Benchmarks on the local control plane (BENCH_ARGS="--full", "--compare A B", ...).
+	hack/bench.sh $(BENCH_ARGS)
 
 ##@ Run
 

@@ -1,7 +1,16 @@
 #!/usr/bin/env bash
-# Benchmarks on the local control plane (throughput, latency, API requests per
-# job, memory). The harness lands with the benchmark issue.
+# Benchmarks on the local control plane (make bench): job throughput and
+# latency, API requests per job, operator CPU and memory, and the raw limit
+# of the same control plane. Arguments go to e2e/bench, e.g.
+#   hack/bench.sh                       # --quick (default, a few minutes)
+#   hack/bench.sh --full                # the issue's sizes (long)
+#   hack/bench.sh --operator /path/to/other-manager --operator-args '--config={config}'
+#   hack/bench.sh --compare bin/manager /path/to/other-manager
+#   hack/bench.sh --scenarios burst,steady
+# Results: _output/bench/<timestamp>/{report.md,report.json,run-*/operator.log}.
 set -euo pipefail
-echo "make bench: not implemented yet; it will measure jobs/s, create-to-running latency," >&2
-echo "apiserver requests per job and operator memory on the local control plane." >&2
-exit 0
+cd "$(dirname "$0")/.."
+export GOPROXY="${GOPROXY:-https://proxy.golang.org}" GOFLAGS="${GOFLAGS:--mod=mod}"
+KUBEBUILDER_ASSETS="${KUBEBUILDER_ASSETS:-$(hack/controlplane.sh --print-dir)}"
+export KUBEBUILDER_ASSETS
+exec go run ./e2e/bench "$@"

@@ -52,6 +52,7 @@ type Reconciler struct {
 	clock     clock.Clock
 	opts      Options
 	inflight  *inflight
+	written   *lastWrites
 }
 
 // NewReconciler builds the engine for one framework.
@@ -66,7 +67,7 @@ func NewReconciler(fw Framework, c client.Client, apiReader client.Reader, rec E
 		opts.Clock = clock.RealClock{}
 	}
 	registerMetrics()
-	return &Reconciler{fw: fw, client: c, apiReader: apiReader, recorder: rec, clock: opts.Clock, opts: opts, inflight: newInflight()}
+	return &Reconciler{fw: fw, client: c, apiReader: apiReader, recorder: rec, clock: opts.Clock, opts: opts, inflight: newInflight(), written: newLastWrites()}
 }
 
 // SetupWithManager registers the controller. Call SetupIndexes once per manager first.
@@ -126,8 +127,12 @@ func (p *plan) requeue(d time.Duration) {
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	cached := r.fw.NewJob()
 	if err := r.client.Get(ctx, req.NamespacedName, cached); err != nil {
+		if apierrors.IsNotFound(err) {
+			r.written.forget(req.NamespacedName)
+		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
+	cached = r.written.freshest(cached)
 	logger := log.FromContext(ctx).WithValues("uid", cached.GetUID())
 	ctx = log.IntoContext(ctx, logger)
 	if cached.GetDeletionTimestamp() != nil {
@@ -147,9 +152,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if !p.jobDeleted {
 		if err := r.writeStatus(ctx, cached, &p.status); err != nil {
 			if apierrors.IsConflict(err) || apierrors.IsNotFound(err) {
-				// The cache lags our last write or someone else's; the watch brings us back.
+				// Someone else wrote the job meanwhile; its watch event brings us
+				// back, and a short requeue covers a missed one.
 				logger.V(2).Info("status write conflicted, requeueing", "err", err.Error())
-				return ctrl.Result{RequeueAfter: time.Second}, nil
+				return ctrl.Result{RequeueAfter: 100 * time.Millisecond}, nil
 			}
 			return ctrl.Result{}, err
 		}
@@ -169,7 +175,11 @@ func (r *Reconciler) writeStatus(ctx context.Context, cached client.Object, st *
 	}
 	patched := cached.DeepCopyObject().(client.Object)
 	*r.fw.Status(patched) = *st
-	return r.client.Status().Patch(ctx, patched, client.MergeFromWithOptions(cached, client.MergeFromWithOptimisticLock{}))
+	if err := r.client.Status().Patch(ctx, patched, client.MergeFromWithOptions(cached, client.MergeFromWithOptimisticLock{})); err != nil {
+		return err
+	}
+	r.written.remember(cached.GetResourceVersion(), patched)
+	return nil
 }
 
 // afterStatus runs what must follow a durable status write: events for the

@@ -1,0 +1,59 @@
+package engine
+
+import (
+	"sync"
+
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// lastWrites remembers each job as our last status write returned it, so a
+// reconcile that runs before the informer cache has seen that write starts
+// from what was written instead of a stale copy: no 409 on the
+// optimistic-locked patch, no lost condition, no extra round trip.
+type lastWrites struct {
+	mu   sync.Mutex
+	jobs map[types.NamespacedName]lastWrite
+}
+
+type lastWrite struct {
+	// baseRV is the resourceVersion the write was made over: a cache still
+	// showing it has not caught up.
+	baseRV string
+	job    client.Object
+}
+
+func newLastWrites() *lastWrites {
+	return &lastWrites{jobs: map[types.NamespacedName]lastWrite{}}
+}
+
+// remember records the object a status write returned.
+func (l *lastWrites) remember(baseRV string, written client.Object) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.jobs[client.ObjectKeyFromObject(written)] = lastWrite{baseRV: baseRV, job: written.DeepCopyObject().(client.Object)}
+}
+
+// freshest returns the newer of the cached job and our last write of it.
+func (l *lastWrites) freshest(cached client.Object) client.Object {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	key := client.ObjectKeyFromObject(cached)
+	w, ok := l.jobs[key]
+	if !ok {
+		return cached
+	}
+	if w.job.GetUID() == cached.GetUID() && cached.GetResourceVersion() == w.baseRV {
+		return w.job.DeepCopyObject().(client.Object)
+	}
+	// The cache caught up or moved on (someone else wrote): trust it.
+	delete(l.jobs, key)
+	return cached
+}
+
+// forget drops a job that is gone.
+func (l *lastWrites) forget(key types.NamespacedName) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	delete(l.jobs, key)
+}

@@ -1,0 +1,65 @@
+/*
+Copyright 2026 The training-operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package main
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	kubeflowv1 "github.com/seed-d8a409e9/training-operator/apis/kubeflow.org/v1"
+)
+
+// burst creates n PyTorchJobs of 1 master + 3 workers at once and measures
+// until all pods exist, all jobs are Running and all have Succeeded.
+func burst(n int) scenario {
+	return scenario{name: fmt.Sprintf("burst-%d", n), run: func(ctx context.Context, e *env, res *Result) error {
+		ns := res.Scenario
+		if err := e.createNamespace(ctx, ns); err != nil {
+			return err
+		}
+		jobs := make([]*kubeflowv1.PyTorchJob, n)
+		for i := range jobs {
+			jobs[i] = jobTemplate(fmt.Sprintf("job-%05d", i), ns, 3, e.sizes.podRuntime)
+		}
+		res.Jobs, res.Pods = n, 4*n
+
+		start := time.Now()
+		keys, err := e.createJobs(ctx, jobs, createParallelism)
+		sent := time.Since(start)
+		if err != nil {
+			return err
+		}
+		waitErr := e.waitJobs(ctx, keys, jobGoal{pods: 4, services: 4, running: true, succeeded: true},
+			e.sizes.podRuntime+time.Minute+time.Duration(n)*time.Second)
+		st := e.jobStats(keys)
+		allPods := sinceSeconds(start, st.lastPod)
+		res.Metrics = []Metric{
+			{"create requests sent", sent.Seconds(), "s"},
+			{"all pods created", allPods, "s"},
+			{"all services created", sinceSeconds(start, st.lastService), "s"},
+			{"all jobs Running", sinceSeconds(start, st.lastRunning), "s"},
+			{"all jobs Succeeded", sinceSeconds(start, st.lastOK), "s"},
+		}
+		if allPods > 0 {
+			res.Metrics = append(res.Metrics, Metric{"pod creation rate", float64(4*n) / allPods, "pods/s"})
+		}
+		res.Metrics = append(res.Metrics, latencyMetrics("create→all pods", st.toPods)...)
+		res.Metrics = append(res.Metrics, latencyMetrics("create→Running", st.toRunning)...)
+		return waitErr
+	}}
+}

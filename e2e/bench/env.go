@@ -1,0 +1,302 @@
+/*
+Copyright 2026 The training-operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package main
+
+import (
+	"context"
+	"fmt"
+	"log"
+	"path/filepath"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	kubeflowv1 "github.com/seed-d8a409e9/training-operator/apis/kubeflow.org/v1"
+	"github.com/seed-d8a409e9/training-operator/e2e/cluster"
+	"github.com/seed-d8a409e9/training-operator/internal/testjobs"
+	"github.com/seed-d8a409e9/training-operator/test/util"
+)
+
+// env is one operator on one fresh control plane, plus the bench's client,
+// accounting proxy and tracker.
+type env struct {
+	cluster  *cluster.Cluster
+	client   client.Client
+	proxy    *apiProxy
+	operator *operator
+	tracker  *tracker
+	sizes    sizes
+}
+
+// settle is how long a scenario's measurement window stays open after its
+// last condition was met, so trailing requests (last status write, events)
+// are attributed to it.
+const settle = 3 * time.Second
+
+// setupEnv starts the control plane, CRDs, proxy, tracker and operator. The
+// returned cleanup stops everything started.
+func setupEnv(ctx context.Context, o options, bin, dir string) (*env, func(), error) {
+	e := &env{sizes: o.sizes}
+	var cleanups []func()
+	cleanup := func() {
+		for i := len(cleanups) - 1; i >= 0; i-- {
+			cleanups[i]()
+		}
+	}
+	fail := func(err error) (*env, func(), error) { cleanup(); return nil, nil, err }
+
+	c, err := cluster.Start(ctx, cluster.Options{Nodes: o.sizes.nodes, GPUsPerNode: 8, Logf: log.Printf})
+	if err != nil {
+		return fail(err)
+	}
+	e.cluster = c
+	cleanups = append(cleanups, func() { _ = c.Stop() })
+
+	cfg := c.RESTConfig()
+	cfg.QPS, cfg.Burst = 1000, 2000
+	if err := util.InstallCRDs(ctx, cfg, filepath.Join(util.RepoRoot(), "config", "crd", "bases")); err != nil {
+		return fail(err)
+	}
+	if e.client, err = client.New(cfg, client.Options{Scheme: util.Scheme()}); err != nil {
+		return fail(err)
+	}
+	trackerCtx, stopTracker := context.WithCancel(ctx)
+	cleanups = append(cleanups, stopTracker)
+	if e.tracker, err = startTracker(trackerCtx, cfg); err != nil {
+		return fail(err)
+	}
+	if e.proxy, err = startProxy(c.RESTConfig()); err != nil {
+		return fail(err)
+	}
+	cleanups = append(cleanups, e.proxy.Close)
+	log.Printf("starting operator %s", bin)
+	if e.operator, err = startOperator(ctx, bin, o.operatorArgs, dir, e.proxy.URL()); err != nil {
+		return fail(err)
+	}
+	cleanups = append(cleanups, e.operator.Stop)
+	return e, cleanup, nil
+}
+
+// window measures the operator between begin and end: API requests via the
+// proxy and its own metrics, CPU time and peak RSS.
+type window struct {
+	e       *env
+	counts  map[requestKey]int
+	metrics operatorMetrics
+	cpu     float64
+	hwmOK   bool
+}
+
+func (e *env) begin(ctx context.Context) *window {
+	w := &window{e: e, counts: e.proxy.snapshot(), metrics: e.operator.scrape(ctx)}
+	w.cpu, _ = e.operator.cpuSeconds()
+	w.hwmOK = e.operator.resetPeakRSS()
+	return w
+}
+
+func (w *window) end(ctx context.Context, res *Result) {
+	e := w.e
+	after := e.operator.scrape(ctx)
+	reqs, total := diffCounts(w.counts, e.proxy.snapshot())
+	api := &APICost{Total: total, Requests: reqs, OperatorReported: -1}
+	if w.metrics.ok && after.ok {
+		api.OperatorReported = int(after.requests - w.metrics.requests)
+		api.ThrottleSeconds = after.throttleSum - w.metrics.throttleSum
+		api.MeanReconcileSeconds = meanDelta(w.metrics.reconcileSum, after.reconcileSum, w.metrics.reconcileCount, after.reconcileCount)
+		api.MeanQueueWaitSeconds = meanDelta(w.metrics.queueSum, after.queueSum, w.metrics.queueCount, after.queueCount)
+		api.Reconciles = map[string]int{}
+		for k, v := range after.reconcileTotal {
+			if d := int(v - w.metrics.reconcileTotal[k]); d > 0 {
+				api.Reconciles[k] = d
+			}
+		}
+	}
+	res.API = api
+	cpu, _ := e.operator.cpuSeconds()
+	res.Footprint.CPUSeconds = cpu - w.cpu
+	res.Footprint.RSSMiB, res.Footprint.PeakRSSMiB, _ = e.operator.memory()
+	if e.operator.Exited() {
+		res.Error = joinErr(res.Error, "operator exited")
+	}
+}
+
+// meanDelta is the mean of a histogram's observations between two scrapes.
+func meanDelta(sum0, sum1, count0, count1 float64) float64 {
+	if count1 <= count0 {
+		return 0
+	}
+	return (sum1 - sum0) / (count1 - count0)
+}
+
+func joinErr(a, b string) string {
+	if a == "" {
+		return b
+	}
+	return a + "; " + b
+}
+
+// jobTemplate is a PyTorchJob with 1 master and workers workers whose pods
+// KWOK completes with exit code 0 podRuntime after they run.
+func jobTemplate(name, ns string, workers int32, podRuntime time.Duration) *kubeflowv1.PyTorchJob {
+	w := testjobs.MakePyTorchJob(name, ns).Master(1)
+	if workers > 0 {
+		w = w.Workers(workers)
+	}
+	for rt := range w.Spec.PyTorchReplicaSpecs {
+		w = w.Annotation(rt, cluster.ExitCodeAnnotation, "0").Annotation(rt, cluster.ExitDelayAnnotation, podRuntime.String())
+	}
+	return w.Obj()
+}
+
+func (e *env) createNamespace(ctx context.Context, ns string) error {
+	return e.client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})
+}
+
+// createJob records the send time and creates the job, retrying briefly on
+// errors (e.g. a webhook not yet reachable).
+func (e *env) createJob(ctx context.Context, job *kubeflowv1.PyTorchJob) error {
+	var err error
+	for attempt := range 5 {
+		if attempt > 0 {
+			time.Sleep(time.Duration(attempt) * 200 * time.Millisecond)
+		}
+		e.tracker.markCreated(job.Namespace, job.Name, time.Now())
+		err = e.client.Create(ctx, job.DeepCopy())
+		if err == nil || (attempt > 0 && apierrors.IsAlreadyExists(err)) {
+			return nil
+		}
+	}
+	return fmt.Errorf("create PyTorchJob %s/%s: %w", job.Namespace, job.Name, err)
+}
+
+// createJobs creates jobs from parallel workers and returns their keys.
+func (e *env) createJobs(ctx context.Context, jobs []*kubeflowv1.PyTorchJob, parallel int) ([]types.NamespacedName, error) {
+	keys := make([]types.NamespacedName, len(jobs))
+	for i, j := range jobs {
+		keys[i] = client.ObjectKeyFromObject(j)
+	}
+	return keys, parallelDo(len(jobs), parallel, func(i int) error { return e.createJob(ctx, jobs[i]) })
+}
+
+// parallelDo runs fn(0..n-1) on up to parallel goroutines and returns the
+// first error.
+func parallelDo(n, parallel int, fn func(i int) error) error {
+	var (
+		wg    sync.WaitGroup
+		mu    sync.Mutex
+		first error
+		next  = make(chan int)
+	)
+	for range min(n, parallel) {
+		wg.Go(func() {
+			for i := range next {
+				if err := fn(i); err != nil {
+					mu.Lock()
+					if first == nil {
+						first = err
+					}
+					mu.Unlock()
+				}
+			}
+		})
+	}
+	for i := range n {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	return first
+}
+
+// jobGoal is what waitJobs waits for: every job has pods pods and services
+// services (0: skip), is Running and Succeeded, as far as wanted.
+type jobGoal struct {
+	pods, services     int
+	running, succeeded bool
+}
+
+// waitJobs waits until every job reached goal.
+func (e *env) waitJobs(ctx context.Context, keys []types.NamespacedName, goal jobGoal, timeout time.Duration) error {
+	return waitFor(ctx, timeout, fmt.Sprintf("%d jobs", len(keys)), func() (bool, string) {
+		if e.operator.Exited() {
+			return false, "operator exited"
+		}
+		var pods, svcs, running, succeeded, failed int
+		for _, j := range e.tracker.jobsIn(keys) {
+			if j.pods >= goal.pods {
+				pods++
+			}
+			if j.services >= goal.services {
+				svcs++
+			}
+			if !j.running.IsZero() {
+				running++
+			}
+			if !j.succeeded.IsZero() {
+				succeeded++
+			}
+			if j.failed {
+				failed++
+			}
+		}
+		n := len(keys)
+		done := pods == n && svcs == n && (!goal.running || running == n) && (!goal.succeeded || succeeded == n)
+		return done, fmt.Sprintf("jobs with all pods %d, all services %d, running %d, succeeded %d, failed %d of %d",
+			pods, svcs, running, succeeded, failed, n)
+	})
+}
+
+// jobStats are the per-job latencies from the create request.
+type jobStats struct {
+	toPods, toServices, toRunning, toSucceeded []time.Duration
+	lastPod, lastService, lastRunning, lastOK  time.Time
+}
+
+func (e *env) jobStats(keys []types.NamespacedName) jobStats {
+	var s jobStats
+	for _, j := range e.tracker.jobsIn(keys) {
+		if j.created.IsZero() {
+			continue
+		}
+		add := func(samples *[]time.Duration, last *time.Time, at time.Time) {
+			if at.IsZero() {
+				return
+			}
+			*samples = append(*samples, at.Sub(j.created))
+			if at.After(*last) {
+				*last = at
+			}
+		}
+		add(&s.toPods, &s.lastPod, j.lastPod)
+		add(&s.toServices, &s.lastService, j.lastService)
+		add(&s.toRunning, &s.lastRunning, j.running)
+		add(&s.toSucceeded, &s.lastOK, j.succeeded)
+	}
+	return s
+}
+
+func sinceSeconds(start, t time.Time) float64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.Sub(start).Seconds()
+}

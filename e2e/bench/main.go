@@ -1,0 +1,295 @@
+/*
+Copyright 2026 The training-operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Command bench measures a training operator on the local control plane
+// (package e2e/cluster): job throughput and latency, the API requests the
+// operator sends per job, and its CPU and memory, next to the raw limit of
+// the same control plane. See hack/bench.sh (make bench).
+//
+//	go run ./e2e/bench [--full] [--operator bin/manager] [--operator-args '...']
+//	go run ./e2e/bench --compare A B
+//
+// Results go to _output/bench/<timestamp>/ as report.json and report.md,
+// with the operator logs; the Markdown is also printed.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"log"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/go-logr/logr"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
+
+	kubeflowv1 "github.com/seed-d8a409e9/training-operator/apis/kubeflow.org/v1"
+	"github.com/seed-d8a409e9/training-operator/test/util"
+)
+
+// createParallelism is the number of create requests the bench keeps in flight.
+const createParallelism = 32
+
+// sizes are the scenario sizes of a mode.
+type sizes struct {
+	nodes         int
+	burst         []int
+	bigJobWorkers int
+	steadyRate    float64
+	steadyFor     time.Duration
+	retainedJobs  int // 0 skips the retained-memory scenario
+	podRuntime    time.Duration
+}
+
+var (
+	quickSizes = sizes{nodes: 20, burst: []int{50}, bigJobWorkers: 199, steadyRate: 5, steadyFor: 20 * time.Second, podRuntime: 10 * time.Second}
+	fullSizes  = sizes{nodes: 100, burst: []int{100, 500}, bigJobWorkers: 999, steadyRate: 10, steadyFor: time.Minute, retainedJobs: 5000, podRuntime: 10 * time.Second}
+)
+
+type options struct {
+	mode         string
+	sizes        sizes
+	operators    []string
+	operatorArgs string
+	outDir       string
+	only         map[string]bool
+}
+
+// scenario is one measurement; run fills res.Jobs, res.Pods and
+// res.Metrics. The operator's API requests, CPU and memory are measured
+// around it.
+type scenario struct {
+	name string
+	run  func(ctx context.Context, e *env, res *Result) error
+}
+
+func main() {
+	log.SetFlags(log.Ltime)
+	log.SetPrefix("[bench] ")
+	ctrllog.SetLogger(logr.Discard()) // the bench's own informers and clients
+	o, err := parseFlags()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, o); err != nil {
+		log.Printf("error: %v", err)
+		os.Exit(1)
+	}
+}
+
+func parseFlags() (options, error) {
+	var (
+		o       options
+		full    = flag.Bool("full", false, "the issue's sizes (100 nodes; bursts of 100 and 500 jobs; a 1000-replica job; 10 jobs/s for 60 s; 5,000 kept jobs)")
+		quick   = flag.Bool("quick", false, "small sizes finishing in a few minutes (the default)")
+		bin     = flag.String("operator", "bin/manager", "operator binary under test")
+		compare = flag.Bool("compare", false, "benchmark the two operator binaries given as arguments (A B) one after the other and print B/A ratios")
+		only    = flag.String("scenarios", "", "comma-separated scenario name prefixes to run (raw,burst,bigjob,steady,retained); default all")
+		runtime = flag.Duration("pod-runtime", 0, "how long KWOK keeps each pod Running before it succeeds (default 10s)")
+	)
+	flag.StringVar(&o.operatorArgs, "operator-args", defaultOperatorArgs,
+		"extra operator arguments after --kubeconfig, --metrics-bind-address, --health-probe-bind-address and --leader-elect=false; "+
+			"placeholders {kubeconfig} {metrics} {health} {webhook-port} {config} {dir}")
+	flag.StringVar(&o.outDir, "out", filepath.Join(util.RepoRoot(), "_output", "bench"), "results directory (a timestamped subdirectory is created)")
+	flag.Parse()
+
+	if *full && *quick {
+		return o, errors.New("--full and --quick are exclusive")
+	}
+	o.mode, o.sizes = "quick", quickSizes
+	if *full {
+		o.mode, o.sizes = "full", fullSizes
+	}
+	if *runtime > 0 {
+		o.sizes.podRuntime = *runtime
+	}
+	o.operators = []string{*bin}
+	if *compare {
+		if flag.NArg() != 2 {
+			return o, errors.New("--compare needs two operator binaries: --compare A B")
+		}
+		o.operators = flag.Args()
+	} else if flag.NArg() > 0 {
+		return o, fmt.Errorf("unexpected arguments %q (did you mean --compare A B?)", flag.Args())
+	}
+	for i, b := range o.operators {
+		abs, err := filepath.Abs(b)
+		if err != nil {
+			return o, err
+		}
+		if _, err := os.Stat(abs); err != nil {
+			return o, fmt.Errorf("operator binary: %w (make build)", err)
+		}
+		o.operators[i] = abs
+	}
+	if *only != "" {
+		o.only = map[string]bool{}
+		for _, s := range strings.Split(*only, ",") {
+			o.only[strings.TrimSpace(s)] = true
+		}
+	}
+	return o, nil
+}
+
+// scenarios in run order: the raw limit first, on the empty cluster.
+func (o options) scenarios() []scenario {
+	sz := o.sizes
+	list := []scenario{raw(sz.burst[0])}
+	for _, n := range sz.burst {
+		list = append(list, burst(n))
+	}
+	list = append(list, bigJob(sz.bigJobWorkers), steady(sz.steadyRate, sz.steadyFor))
+	if sz.retainedJobs > 0 {
+		list = append(list, retained(sz.retainedJobs))
+	}
+	if o.only == nil {
+		return list
+	}
+	var out []scenario
+	for _, s := range list {
+		for p := range o.only {
+			if strings.HasPrefix(s.name, p) {
+				out = append(out, s)
+				break
+			}
+		}
+	}
+	return out
+}
+
+func run(ctx context.Context, o options) error {
+	rep := &Report{Started: time.Now(), Mode: o.mode}
+	dir := filepath.Join(o.outDir, rep.Started.Format("20060102-150405"))
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	for i, bin := range o.operators {
+		label := filepath.Base(bin)
+		if len(o.operators) == 2 {
+			label = fmt.Sprintf("%c: %s", 'A'+i, bin)
+		}
+		runDir := filepath.Join(dir, fmt.Sprintf("run-%d-%s", i+1, filepath.Base(bin)))
+		if err := os.MkdirAll(runDir, 0o755); err != nil {
+			return err
+		}
+		r := benchOperator(ctx, o, bin, label, runDir)
+		rep.Runs = append(rep.Runs, r)
+		if err := writeReport(dir, rep); err != nil {
+			return err
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+	}
+	md := rep.Markdown()
+	fmt.Println(md)
+	log.Printf("results in %s", dir)
+	for _, r := range rep.Runs {
+		if r.Error != "" {
+			return errors.New(r.Error)
+		}
+	}
+	return nil
+}
+
+func writeReport(dir string, rep *Report) error {
+	data, err := json.MarshalIndent(rep, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(dir, "report.json"), data, 0o644); err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(dir, "report.md"), []byte(rep.Markdown()), 0o644)
+}
+
+// benchOperator runs every scenario against bin on a fresh control plane.
+func benchOperator(ctx context.Context, o options, bin, label, dir string) *Run {
+	r := &Run{Label: label, Operator: bin, Nodes: o.sizes.nodes}
+	e, cleanup, err := setupEnv(ctx, o, bin, dir)
+	if err != nil {
+		r.Error = err.Error()
+		return r
+	}
+	defer cleanup()
+	r.Args = e.operator.args
+	whole := e.begin(ctx)
+	if err := warmUp(ctx, e); err != nil {
+		r.Error = fmt.Sprintf("warm-up job: %v (log: %s)", err, filepath.Join(dir, "operator.log"))
+		return r
+	}
+	for _, s := range o.scenarios() {
+		log.Printf("%s: scenario %s", label, s.name)
+		res := &Result{Scenario: s.name}
+		w := e.begin(ctx)
+		if err := s.run(ctx, e, res); err != nil {
+			res.Error = err.Error()
+		}
+		time.Sleep(settle)
+		w.end(ctx, res)
+		r.Results = append(r.Results, res)
+		log.Printf("%s: %s done%s", label, s.name, errSuffix(res.Error))
+		if ctx.Err() != nil || e.operator.Exited() {
+			break
+		}
+	}
+	var total Result
+	whole.end(ctx, &total)
+	r.Footprint = total.Footprint // CPU and RSS; VmHWM was reset per scenario:
+	for _, res := range r.Results {
+		r.Footprint.PeakRSSMiB = max(r.Footprint.PeakRSSMiB, res.Footprint.PeakRSSMiB)
+	}
+	if !whole.hwmOK {
+		log.Printf("note: could not reset VmHWM; per-scenario peak RSS is the peak since operator start")
+	}
+	return r
+}
+
+func errSuffix(err string) string {
+	if err == "" {
+		return ""
+	}
+	return ": " + err
+}
+
+// warmUp runs one small job end to end, so that the webhooks, caches and
+// connections are up before anything is measured.
+func warmUp(ctx context.Context, e *env) error {
+	const ns = "bench-warmup"
+	if err := e.createNamespace(ctx, ns); err != nil {
+		return err
+	}
+	job := jobTemplate("warmup", ns, 1, time.Second)
+	keys, err := e.createJobs(ctx, []*kubeflowv1.PyTorchJob{job}, 1)
+	if err != nil {
+		return err
+	}
+	if err := e.waitJobs(ctx, keys, jobGoal{pods: 2, services: 2, succeeded: true}, 2*time.Minute); err != nil {
+		return err
+	}
+	time.Sleep(settle) // its trailing requests belong to no scenario
+	return nil
+}

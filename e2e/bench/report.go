@@ -1,0 +1,320 @@
+/*
+Copyright 2026 The training-operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package main
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+	"time"
+)
+
+// Report is everything one bench invocation measured; it is written as
+// report.json and rendered as report.md.
+type Report struct {
+	Started time.Time `json:"started"`
+	Mode    string    `json:"mode"`
+	Runs    []*Run    `json:"runs"`
+}
+
+// Run is one operator binary benchmarked on its own fresh control plane.
+type Run struct {
+	Label    string    `json:"label"`
+	Operator string    `json:"operator"`
+	Args     []string  `json:"args"`
+	Nodes    int       `json:"nodes"`
+	Results  []*Result `json:"results"`
+	// Footprint over the whole run (operator start to last scenario).
+	Footprint Footprint `json:"footprint"`
+	Error     string    `json:"error,omitempty"`
+}
+
+// Result is one scenario.
+type Result struct {
+	Scenario string `json:"scenario"`
+	// Jobs is the number of PyTorchJobs the scenario created (API cost is
+	// divided by it); 0 for the raw-client scenario.
+	Jobs      int       `json:"jobs"`
+	Pods      int       `json:"pods"`
+	Metrics   []Metric  `json:"metrics"`
+	API       *APICost  `json:"api,omitempty"`
+	Footprint Footprint `json:"footprint"`
+	Error     string    `json:"error,omitempty"`
+}
+
+// Metric is one named number of a scenario.
+type Metric struct {
+	Name  string  `json:"name"`
+	Value float64 `json:"value"`
+	Unit  string  `json:"unit"`
+}
+
+// Footprint is the operator's resource use during a window.
+type Footprint struct {
+	CPUSeconds float64 `json:"cpuSeconds"`
+	// PeakRSSMiB is VmHWM: the peak since the window started when the
+	// kernel allows resetting it (/proc/<pid>/clear_refs), else since start.
+	PeakRSSMiB float64 `json:"peakRSSMiB"`
+	// RSSMiB is VmRSS at the end of the window.
+	RSSMiB float64 `json:"rssMiB"`
+}
+
+// APICost is what the operator sent to the apiserver during a scenario, as
+// seen by the accounting proxy in front of the apiserver.
+type APICost struct {
+	Total    int        `json:"total"`
+	Requests []APICount `json:"requests"`
+	// OperatorReported is the delta of the operator's own
+	// rest_client_requests_total (a cross-check of Total; -1 if unavailable).
+	OperatorReported int `json:"operatorReported"`
+	// ThrottleSeconds is the delta of
+	// rest_client_rate_limiter_duration_seconds_sum: time requests waited in
+	// the client-side rate limiter (QPS/burst), summed over requests.
+	ThrottleSeconds float64 `json:"throttleSeconds"`
+	// Reconciles is the delta of controller_runtime_reconcile_total by result.
+	Reconciles map[string]int `json:"reconciles,omitempty"`
+	// MeanReconcileSeconds and MeanQueueWaitSeconds are the means of
+	// controller_runtime_reconcile_time_seconds and
+	// workqueue_queue_duration_seconds (all controllers) in the window.
+	MeanReconcileSeconds float64 `json:"meanReconcileSeconds"`
+	MeanQueueWaitSeconds float64 `json:"meanQueueWaitSeconds"`
+}
+
+// APICount is the number of requests with one verb, resource and status code.
+type APICount struct {
+	Verb     string `json:"verb"`
+	Resource string `json:"resource"`
+	Code     int    `json:"code"`
+	Count    int    `json:"count"`
+}
+
+// Conflicts counts 409 responses.
+func (a *APICost) Conflicts() int {
+	return a.count(func(c APICount) bool { return c.Code == 409 })
+}
+
+// Events counts event writes (core and events.k8s.io).
+func (a *APICost) Events() int {
+	return a.count(func(c APICount) bool {
+		return isWrite(c.Verb) && (c.Resource == "events" || c.Resource == "events.events.k8s.io")
+	})
+}
+
+// StatusWrites counts writes to kubeflow.org status subresources.
+func (a *APICost) StatusWrites() int {
+	return a.count(func(c APICount) bool {
+		return isWrite(c.Verb) && strings.HasSuffix(c.Resource, ".kubeflow.org/status")
+	})
+}
+
+// Writes counts create, update, patch, delete and deletecollection requests.
+func (a *APICost) Writes() int {
+	return a.count(func(c APICount) bool { return isWrite(c.Verb) })
+}
+
+func (a *APICost) count(match func(APICount) bool) int {
+	n := 0
+	for _, c := range a.Requests {
+		if match(c) {
+			n += c.Count
+		}
+	}
+	return n
+}
+
+func isWrite(verb string) bool {
+	switch verb {
+	case "create", "update", "patch", "apply", "delete", "deletecollection":
+		return true
+	}
+	return false
+}
+
+// Percentiles summarises a latency sample.
+type Percentiles struct {
+	N                  int
+	P50, P95, P99, Max float64
+}
+
+// percentile returns the p-th percentile (0..100) of sorted values, linearly
+// interpolated between the closest ranks (numpy's default). It returns 0 for
+// an empty slice.
+func percentile(sorted []float64, p float64) float64 {
+	n := len(sorted)
+	if n == 0 {
+		return 0
+	}
+	p = math.Max(0, math.Min(100, p))
+	rank := p / 100 * float64(n-1)
+	lo := int(math.Floor(rank))
+	hi := int(math.Ceil(rank))
+	return sorted[lo] + (sorted[hi]-sorted[lo])*(rank-float64(lo))
+}
+
+// summarize computes percentiles of durations in seconds.
+func summarize(samples []time.Duration) Percentiles {
+	v := make([]float64, len(samples))
+	for i, d := range samples {
+		v[i] = d.Seconds()
+	}
+	slices.Sort(v)
+	if len(v) == 0 {
+		return Percentiles{}
+	}
+	return Percentiles{N: len(v), P50: percentile(v, 50), P95: percentile(v, 95), P99: percentile(v, 99), Max: v[len(v)-1]}
+}
+
+// latencyMetrics renders a latency sample as p50/p95/p99/max metrics; it
+// returns nothing for an empty sample.
+func latencyMetrics(name string, samples []time.Duration) []Metric {
+	p := summarize(samples)
+	if p.N == 0 {
+		return nil
+	}
+	return []Metric{
+		{name + " p50", p.P50, "s"},
+		{name + " p95", p.P95, "s"},
+		{name + " p99", p.P99, "s"},
+		{name + " max", p.Max, "s"},
+	}
+}
+
+// Markdown renders the report: per run one table of scenario metrics and
+// footprint, then the API requests of every job scenario per job.
+func (r *Report) Markdown() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "# make bench (%s), %s\n", r.Mode, r.Started.Format(time.RFC3339))
+	for _, run := range r.Runs {
+		fmt.Fprintf(&b, "\n## %s\n\n`%s %s` on %d nodes\n", run.Label, run.Operator, strings.Join(run.Args, " "), run.Nodes)
+		if run.Error != "" {
+			fmt.Fprintf(&b, "\n**error:** %s\n", run.Error)
+		}
+		b.WriteString("\n| scenario | metric | value |\n|---|---|---:|\n")
+		for _, res := range run.Results {
+			for _, m := range resultMetrics(res) {
+				fmt.Fprintf(&b, "| %s | %s | %s |\n", res.Scenario, m.Name, formatValue(m.Value, m.Unit))
+			}
+			if res.Error != "" {
+				fmt.Fprintf(&b, "| %s | **error** | %s |\n", res.Scenario, strings.ReplaceAll(res.Error, "|", "/"))
+			}
+		}
+		fmt.Fprintf(&b, "| whole run | operator CPU | %s |\n", formatValue(run.Footprint.CPUSeconds, "s"))
+		fmt.Fprintf(&b, "| whole run | operator peak RSS | %s |\n", formatValue(run.Footprint.PeakRSSMiB, "MiB"))
+		for _, res := range run.Results {
+			if res.API == nil || res.Jobs == 0 {
+				continue
+			}
+			fmt.Fprintf(&b, "\n### %s: operator API requests (%d jobs, %d pods)\n\n", res.Scenario, res.Jobs, res.Pods)
+			b.WriteString("| verb | resource | code | total | per job |\n|---|---|---:|---:|---:|\n")
+			for _, c := range res.API.Requests {
+				fmt.Fprintf(&b, "| %s | %s | %d | %d | %.2f |\n", c.Verb, c.Resource, c.Code, c.Count, float64(c.Count)/float64(res.Jobs))
+			}
+		}
+	}
+	if len(r.Runs) == 2 {
+		b.WriteString("\n" + compareMarkdown(r.Runs[0], r.Runs[1]))
+	}
+	return b.String()
+}
+
+// resultMetrics is a scenario's metrics followed by its derived API and
+// footprint figures.
+func resultMetrics(res *Result) []Metric {
+	out := slices.Clone(res.Metrics)
+	if a := res.API; a != nil {
+		out = append(out, Metric{"API requests", float64(a.Total), "req"})
+		if a.OperatorReported >= 0 {
+			out = append(out, Metric{"API requests (operator's rest_client_requests_total)", float64(a.OperatorReported), "req"})
+		}
+		if res.Jobs > 0 {
+			j := float64(res.Jobs)
+			out = append(out,
+				Metric{"API requests / job", float64(a.Total) / j, "req"},
+				Metric{"API writes / job", float64(a.Writes()) / j, "req"},
+				Metric{"status writes / job", float64(a.StatusWrites()) / j, "req"},
+				Metric{"event writes / job", float64(a.Events()) / j, "req"},
+				Metric{"409 conflicts / job", float64(a.Conflicts()) / j, "req"},
+			)
+			total := 0
+			for _, n := range a.Reconciles {
+				total += n
+			}
+			out = append(out, Metric{"reconciles / job", float64(total) / j, ""})
+		}
+		out = append(out,
+			Metric{"mean reconcile duration", a.MeanReconcileSeconds, "s"},
+			Metric{"mean workqueue wait", a.MeanQueueWaitSeconds, "s"})
+		out = append(out, Metric{"client-side throttling (sum of waits)", a.ThrottleSeconds, "s"})
+	}
+	return append(out,
+		Metric{"operator CPU", res.Footprint.CPUSeconds, "s"},
+		Metric{"operator peak RSS", res.Footprint.PeakRSSMiB, "MiB"},
+		Metric{"operator RSS at end", res.Footprint.RSSMiB, "MiB"},
+	)
+}
+
+// compareMarkdown puts the metrics of two runs side by side with B/A ratios.
+func compareMarkdown(a, b *Run) string {
+	var sb strings.Builder
+	fmt.Fprintf(&sb, "## compare: A = %s, B = %s\n\n| scenario | metric | A | B | B/A |\n|---|---|---:|---:|---:|\n", a.Label, b.Label)
+	bIndex := map[string]Metric{}
+	for _, res := range b.Results {
+		for _, m := range resultMetrics(res) {
+			bIndex[res.Scenario+"\x00"+m.Name] = m
+		}
+	}
+	for _, res := range a.Results {
+		for _, ma := range resultMetrics(res) {
+			mb, ok := bIndex[res.Scenario+"\x00"+ma.Name]
+			if !ok {
+				continue
+			}
+			fmt.Fprintf(&sb, "| %s | %s | %s | %s | %s |\n", res.Scenario, ma.Name,
+				formatValue(ma.Value, ma.Unit), formatValue(mb.Value, mb.Unit), ratio(ma.Value, mb.Value))
+		}
+	}
+	return sb.String()
+}
+
+func ratio(a, b float64) string {
+	if a == 0 {
+		if b == 0 {
+			return "1.00"
+		}
+		return "n/a"
+	}
+	return fmt.Sprintf("%.2f", b/a)
+}
+
+func formatValue(v float64, unit string) string {
+	var s string
+	switch {
+	case v == math.Trunc(v) && math.Abs(v) < 1e15:
+		s = fmt.Sprintf("%.0f", v)
+	case math.Abs(v) >= 100:
+		s = fmt.Sprintf("%.1f", v)
+	case math.Abs(v) >= 1:
+		s = fmt.Sprintf("%.2f", v)
+	default:
+		s = fmt.Sprintf("%.3f", v)
+	}
+	if unit == "" {
+		return s
+	}
+	return s + " " + unit
+}

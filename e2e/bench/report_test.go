@@ -1,0 +1,200 @@
+/*
+Copyright 2026 The training-operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package main
+
+import (
+	"math"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestPercentile(t *testing.T) {
+	cases := []struct {
+		values []float64
+		p      float64
+		want   float64
+	}{
+		{nil, 50, 0},
+		{[]float64{7}, 99, 7},
+		{[]float64{1, 2, 3, 4}, 0, 1},
+		{[]float64{1, 2, 3, 4}, 100, 4},
+		{[]float64{1, 2, 3, 4}, 50, 2.5},
+		{[]float64{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11}, 90, 10},
+		{[]float64{0, 10}, 95, 9.5},
+		{[]float64{1, 2}, 150, 2},
+	}
+	for _, c := range cases {
+		if got := percentile(c.values, c.p); math.Abs(got-c.want) > 1e-9 {
+			t.Errorf("percentile(%v, %v) = %v, want %v", c.values, c.p, got, c.want)
+		}
+	}
+}
+
+func TestSummarize(t *testing.T) {
+	var samples []time.Duration
+	for i := 100; i >= 1; i-- { // unsorted input
+		samples = append(samples, time.Duration(i)*time.Second)
+	}
+	p := summarize(samples)
+	if p.N != 100 || p.P50 != 50.5 || math.Abs(p.P95-95.05) > 1e-9 || math.Abs(p.P99-99.01) > 1e-9 || p.Max != 100 {
+		t.Errorf("summarize = %+v", p)
+	}
+	if latencyMetrics("x", nil) != nil {
+		t.Error("latencyMetrics of no samples should be empty")
+	}
+	m := latencyMetrics("create→pods", samples)
+	if len(m) != 4 || m[0].Name != "create→pods p50" || m[3].Value != 100 || m[3].Unit != "s" {
+		t.Errorf("latencyMetrics = %+v", m)
+	}
+}
+
+func TestAPICostCounters(t *testing.T) {
+	a := &APICost{Requests: []APICount{
+		{"create", "pods", 201, 8},
+		{"create", "services", 201, 8},
+		{"patch", "pytorchjobs.kubeflow.org/status", 200, 5},
+		{"patch", "pytorchjobs.kubeflow.org/status", 409, 1},
+		{"create", "events.events.k8s.io", 201, 6},
+		{"patch", "events", 200, 2},
+		{"list", "pods", 200, 3},
+		{"watch", "pods", 200, 1},
+	}}
+	if got := a.Conflicts(); got != 1 {
+		t.Errorf("Conflicts = %d", got)
+	}
+	if got := a.Events(); got != 8 {
+		t.Errorf("Events = %d", got)
+	}
+	if got := a.StatusWrites(); got != 6 {
+		t.Errorf("StatusWrites = %d", got)
+	}
+	if got := a.Writes(); got != 30 {
+		t.Errorf("Writes = %d", got)
+	}
+}
+
+func TestDiffCounts(t *testing.T) {
+	before := map[requestKey]int{{"get", "pods", 200}: 3, {"list", "pods", 200}: 1}
+	after := map[requestKey]int{{"get", "pods", 200}: 5, {"list", "pods", 200}: 1, {"create", "pods", 201}: 9}
+	got, total := diffCounts(before, after)
+	if total != 11 || len(got) != 2 || got[0] != (APICount{"create", "pods", 201, 9}) || got[1] != (APICount{"get", "pods", 200, 2}) {
+		t.Errorf("diffCounts = %+v, %d", got, total)
+	}
+}
+
+func TestClassify(t *testing.T) {
+	cases := []struct {
+		method, url, contentType string
+		verb, resource           string
+	}{
+		{"GET", "/api/v1/pods?watch=true&resourceVersion=1", "", "watch", "pods"},
+		{"GET", "/api/v1/namespaces/ns/pods", "", "list", "pods"},
+		{"GET", "/api/v1/namespaces/ns/pods/p", "", "get", "pods"},
+		{"GET", "/api/v1/namespaces/ns", "", "get", "namespaces"},
+		{"GET", "/api/v1/namespaces", "", "list", "namespaces"},
+		{"POST", "/api/v1/namespaces/ns/services", "", "create", "services"},
+		{"PATCH", "/apis/kubeflow.org/v1/namespaces/ns/pytorchjobs/j/status", "application/merge-patch+json", "patch", "pytorchjobs.kubeflow.org/status"},
+		{"PATCH", "/apis/apps/v1/namespaces/ns/deployments/d", "application/apply-patch+yaml", "apply", "deployments.apps"},
+		{"PUT", "/apis/coordination.k8s.io/v1/namespaces/ns/leases/l", "", "update", "leases.coordination.k8s.io"},
+		{"DELETE", "/api/v1/namespaces/ns/pods/p", "", "delete", "pods"},
+		{"DELETE", "/api/v1/namespaces/ns/pods", "", "deletecollection", "pods"},
+		{"POST", "/apis/events.k8s.io/v1/namespaces/ns/events", "", "create", "events.events.k8s.io"},
+		{"GET", "/apis/kubeflow.org/v1", "", "get", "nonresource"},
+		{"GET", "/version", "", "get", "nonresource"},
+	}
+	for _, c := range cases {
+		r := httptest.NewRequest(c.method, c.url, nil)
+		r.Header.Set("Content-Type", c.contentType)
+		if verb, res := classify(r); verb != c.verb || res != c.resource {
+			t.Errorf("%s %s: got %s %s, want %s %s", c.method, c.url, verb, res, c.verb, c.resource)
+		}
+	}
+}
+
+func TestParseMetrics(t *testing.T) {
+	text := `# HELP rest_client_requests_total Number of HTTP requests
+# TYPE rest_client_requests_total counter
+rest_client_requests_total{code="200",host="127.0.0.1:1",method="GET"} 12
+rest_client_requests_total{code="409",host="127.0.0.1:1",method="PATCH"} 3
+controller_runtime_reconcile_total{controller="pytorchjob",result="success"} 7 1700000000
+weird{a="x\"y,}",b="2"} 1.5
+process_cpu_seconds_total 4.25
+broken{a="1" 3
+`
+	s := parseMetrics(text)
+	if len(s) != 5 {
+		t.Fatalf("parsed %d samples: %+v", len(s), s)
+	}
+	if s[1].labels["code"] != "409" || s[1].value != 3 {
+		t.Errorf("sample 1 = %+v", s[1])
+	}
+	if s[2].labels["result"] != "success" || s[2].value != 7 {
+		t.Errorf("sample 2 = %+v", s[2])
+	}
+	if s[3].labels["a"] != `x"y,}` || s[3].labels["b"] != "2" {
+		t.Errorf("sample 3 = %+v", s[3])
+	}
+	if s[4].name != "process_cpu_seconds_total" || s[4].value != 4.25 {
+		t.Errorf("sample 4 = %+v", s[4])
+	}
+}
+
+func TestMarkdown(t *testing.T) {
+	res := func(cpu float64) *Result {
+		return &Result{
+			Scenario: "burst-2", Jobs: 2, Pods: 8,
+			Metrics:   []Metric{{"all pods created", 1.5, "s"}},
+			API:       &APICost{Total: 20, OperatorReported: 20, Requests: []APICount{{"create", "pods", 201, 8}, {"create", "services", 201, 8}, {"patch", "pytorchjobs.kubeflow.org/status", 409, 4}}},
+			Footprint: Footprint{CPUSeconds: cpu, PeakRSSMiB: 50},
+		}
+	}
+	rep := &Report{Mode: "quick", Runs: []*Run{
+		{Label: "A", Operator: "/a", Nodes: 20, Results: []*Result{res(2)}},
+		{Label: "B", Operator: "/b", Nodes: 20, Results: []*Result{res(3)}},
+	}}
+	md := rep.Markdown()
+	for _, want := range []string{
+		"| burst-2 | all pods created | 1.50 s |",
+		"| burst-2 | API requests / job | 10 req |",
+		"| burst-2 | 409 conflicts / job | 2 req |",
+		"| create | pods | 201 | 8 | 4.00 |",
+		"## compare: A = A, B = B",
+		"| burst-2 | operator CPU | 2 s | 3 s | 1.50 |",
+		"| burst-2 | all pods created | 1.50 s | 1.50 s | 1.00 |",
+	} {
+		if !strings.Contains(md, want) {
+			t.Errorf("markdown lacks %q:\n%s", want, md)
+		}
+	}
+}
+
+func TestFormatValueAndRatio(t *testing.T) {
+	for _, c := range []struct {
+		v    float64
+		unit string
+		want string
+	}{{3, "s", "3 s"}, {0.1234, "s", "0.123 s"}, {12.345, "", "12.35"}, {1234.56, "MiB", "1234.6 MiB"}} {
+		if got := formatValue(c.v, c.unit); got != c.want {
+			t.Errorf("formatValue(%v, %q) = %q, want %q", c.v, c.unit, got, c.want)
+		}
+	}
+	if ratio(0, 0) != "1.00" || ratio(0, 1) != "n/a" || ratio(2, 1) != "0.50" {
+		t.Error("ratio")
+	}
+}
