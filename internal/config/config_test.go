@@ -38,7 +38,7 @@ func defaults() *configv1alpha1.Configuration {
 		TypeMeta:       metav1.TypeMeta{APIVersion: "config.training-operator.io/v1alpha1", Kind: "Configuration"},
 		EnabledSchemes: []string{"PyTorchJob", "TFJob", "MPIJob", "XGBoostJob", "PaddleJob", "JAXJob"},
 		GangScheduling: configv1alpha1.GangScheduling{SchedulerPluginsSchedulerName: "scheduler-plugins-scheduler"},
-		Controller:     configv1alpha1.Controller{DefaultConcurrency: ptr[int32](4)},
+		Controller:     configv1alpha1.Controller{DefaultConcurrency: ptr[int32](16)},
 		ClientConnection: configv1alpha1.ClientConnection{
 			QPS:   ptr[float32](50),
 			Burst: ptr[int32](100),
@@ -313,7 +313,7 @@ func TestConcurrencyAndSchemeEnabled(t *testing.T) {
 	if diff := cmp.Diff(map[string]bool{"PyTorchJob": true, "pytorchjob": true, "TFJob": true, "JAXJob": false}, enabled); diff != "" {
 		t.Errorf("SchemeEnabled (-want +got):\n%s", diff)
 	}
-	if got := Concurrency(&configv1alpha1.Configuration{}, "TFJob"); got != 4 {
-		t.Errorf("Concurrency on an undefaulted configuration = %d, want 4", got)
+	if got := Concurrency(&configv1alpha1.Configuration{}, "TFJob"); got != int(configv1alpha1.DefaultConcurrency) {
+		t.Errorf("Concurrency on an undefaulted configuration = %d, want %d", got, configv1alpha1.DefaultConcurrency)
 	}
 }

@@ -173,7 +173,7 @@ const (
 type Controller struct {
 	// DefaultConcurrency is the number of jobs of one kind reconciled in
 	// parallel (MaxConcurrentReconciles) for kinds not listed in Concurrency.
-	// Defaults to 4. Minimum 1.
+	// Defaults to 16 (chosen by make bench). Minimum 1.
 	// Flag: --controller-threads (which also clears Concurrency).
 	// +optional
 	DefaultConcurrency *int32 `json:"defaultConcurrency,omitempty"`

@@ -27,8 +27,10 @@ import (
 const (
 	// DefaultSchedulerPluginsSchedulerName is the default gangScheduling.schedulerPluginsSchedulerName.
 	DefaultSchedulerPluginsSchedulerName = "scheduler-plugins-scheduler"
-	// DefaultConcurrency is the default controller.defaultConcurrency (v1: 1 via --controller-threads).
-	DefaultConcurrency int32 = 4
+	// DefaultConcurrency is the default controller.defaultConcurrency (v1: 1 via
+	// --controller-threads). Chosen by make bench: on a 50-job burst, 16 workers
+	// created pods at 23 pods/s against 15 with 4 (p99 create-to-all-pods 8.4 s vs 13 s).
+	DefaultConcurrency int32 = 16
 	// DefaultQPS is the default clientConnection.qps (v1: 20 via --kube-api-qps).
 	DefaultQPS float32 = 50
 	// DefaultBurst is the default clientConnection.burst (v1: 30 via --kube-api-burst).

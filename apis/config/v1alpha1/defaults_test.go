@@ -30,7 +30,7 @@ func TestSetDefaults_Configuration(t *testing.T) {
 			TypeMeta:       metav1.TypeMeta{APIVersion: "config.training-operator.io/v1alpha1", Kind: "Configuration"},
 			EnabledSchemes: []string{"PyTorchJob", "TFJob", "MPIJob", "XGBoostJob", "PaddleJob", "JAXJob"},
 			GangScheduling: GangScheduling{SchedulerPluginsSchedulerName: "scheduler-plugins-scheduler"},
-			Controller:     Controller{DefaultConcurrency: ptrTo[int32](4)},
+			Controller:     Controller{DefaultConcurrency: ptrTo[int32](16)},
 			ClientConnection: ClientConnection{
 				QPS:   ptrTo[float32](50),
 				Burst: ptrTo[int32](100),
