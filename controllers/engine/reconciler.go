@@ -225,7 +225,7 @@ func (r *Reconciler) reconcile(ctx context.Context, job client.Object, p *plan) 
 
 	if getCondition(st, kubeflowv1.JobCreated) == nil {
 		setCondition(st, newCondition(kubeflowv1.JobCreated, corev1.ConditionTrue, kind+reasonCreated,
-			fmt.Sprintf("%s %s is created.", kind, name), now))
+			createdMessage(kind, name), now))
 		p.created = true
 	}
 
@@ -306,6 +306,11 @@ func (r *Reconciler) reconcile(ctx context.Context, job client.Object, p *plan) 
 			p.requeue(gangRetry)
 			return nil
 		}
+		// Admitted: the Created condition says what v1 says again.
+		if c := getCondition(st, kubeflowv1.JobCreated); c != nil && c.Message != createdMessage(kind, name) {
+			c.Message = createdMessage(kind, name)
+			c.LastUpdateTime = now
+		}
 	}
 	if err := r.syncReplicas(ctx, job, ch, specs, p, now, gang); err != nil {
 		return err
@@ -341,6 +346,8 @@ func (r *Reconciler) reconcileExtraChildren(ctx context.Context, job client.Obje
 	}
 	return nil
 }
+
+func createdMessage(kind, name string) string { return fmt.Sprintf("%s %s is created.", kind, name) }
 
 // gangRetry is how often a job whose gang is not admitted looks again
 // (PodGroup watches bring it back sooner).

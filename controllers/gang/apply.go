@@ -299,14 +299,20 @@ func (s *jobScope) remove(ctx context.Context, k kindInfo) error {
 	if ref := metav1.GetControllerOf(obj); ref == nil || ref.UID != s.job.GetUID() {
 		return nil
 	}
-	if obj.GetDeletionTimestamp() != nil || s.m.recentlyDeleted(obj.GetUID()) {
+	uid := obj.GetUID()
+	if obj.GetDeletionTimestamp() != nil || (uid != "" && s.m.recentlyDeleted(uid)) {
 		return nil
 	}
-	uid := obj.GetUID()
-	err = s.m.opts.Client.Delete(ctx, obj, client.Preconditions{UID: &uid}, client.PropagationPolicy(metav1.DeletePropagationBackground))
+	opts := []client.DeleteOption{client.PropagationPolicy(metav1.DeletePropagationBackground)}
+	if uid != "" {
+		opts = append(opts, client.Preconditions{UID: &uid})
+	}
+	err = s.m.opts.Client.Delete(ctx, obj, opts...)
 	switch {
 	case err == nil:
-		s.m.markDeleted(uid)
+		if uid != "" {
+			s.m.markDeleted(uid)
+		}
 		podGroupsDeleted.Inc()
 		s.event(corev1.EventTypeNormal, ReasonDeletePodGroup, fmt.Sprintf("Deleted %s: %s", k.gvk.Kind, obj.GetName()))
 		return nil

@@ -105,7 +105,7 @@ func usesPriorityClasses(job client.Object, fw engine.Framework) bool {
 	return false
 }
 
-// minResources sums the requests of the first n pods the job asks for, taking
+// minResources sums the requests of the first n pods the job creates, taking
 // replica types by their PriorityClass value (highest first, ties in the
 // framework's order), every resource name included.
 func minResources(job client.Object, fw engine.Framework, n int32, prio priorities) corev1.ResourceList {
@@ -127,7 +127,7 @@ func minResources(job client.Object, fw engine.Framework, n int32, prio prioriti
 		}
 		count := min(replicas(specs[rt]), left)
 		left -= count
-		perPod := podRequests(&specs[rt].Template.Spec)
+		perPod := podRequests(builtPodSpec(job, fw, rt, specs[rt]))
 		for range count {
 			addTo(total, perPod)
 		}
@@ -136,6 +136,16 @@ func minResources(job client.Object, fw engine.Framework, n int32, prio prioriti
 		return nil
 	}
 	return total
+}
+
+// builtPodSpec is the spec of the pods the engine creates for a replica type
+// (the template plus the framework's additions, such as PyTorch's or MPI's
+// init containers), else the template.
+func builtPodSpec(job client.Object, fw engine.Framework, rt kubeflowv1.ReplicaType, spec *kubeflowv1.ReplicaSpec) *corev1.PodSpec {
+	if pod, _, err := engine.BuildPod(fw, job, rt, 0, spec); err == nil {
+		return &pod.Spec
+	}
+	return &spec.Template.Spec
 }
 
 // podRequests is what the scheduler reserves for one pod: the containers'
@@ -232,7 +242,9 @@ func (c *priorityCache) get(ctx context.Context, m *Manager) priorities {
 	if err := m.opts.APIReader.List(ctx, &list); err != nil {
 		// Without PriorityClasses every type counts as equal: the order falls
 		// back to the framework's, which is still deterministic.
+		// Retried after the TTL, not on every reconcile.
 		log.FromContext(ctx).V(1).Info("listing PriorityClasses for minResources", "err", err.Error())
+		c.at, c.hasData = now, true
 		return c.cached
 	}
 	p := priorities{byName: make(map[string]int32, len(list.Items))}

@@ -38,12 +38,22 @@ func (b volcanoBackend) sync(ctx context.Context, s *jobScope) (bool, string, er
 	if err != nil || res.held != "" {
 		return false, res.held, err
 	}
-	pg := res.obj
-	switch pg.Status.Phase {
-	case "", volcanov1beta1.PodGroupPending:
+	if pg := res.obj; !volcanoAdmitted(pg) {
 		return false, volcanoWaitMessage(pg), nil
 	}
 	return true, "", nil
+}
+
+// volcanoAdmitted: pods are created once Volcano has moved the group past
+// Pending (Inqueue, Running, ...). A group whose pods already ran stays
+// admitted even if Volcano shows it Pending again (for example after an
+// eviction), so lost pods are re-created instead of the gang waiting forever.
+func volcanoAdmitted(pg *volcanov1beta1.PodGroup) bool {
+	switch pg.Status.Phase {
+	case "", volcanov1beta1.PodGroupPending:
+		return pg.Status.Running+pg.Status.Succeeded+pg.Status.Failed > 0
+	}
+	return true
 }
 
 // setVolcanoSpec sets the fields the operator owns; others (minTaskMember,

@@ -211,10 +211,10 @@ var _ = Describe("PyTorchJob", func() {
 		Consistently(func() []string { return podNames(jobPods(ctx, ns, "sus")) }, 2*time.Second, interval).Should(BeEmpty())
 
 		// Resume; Kueue-style template mutation on resume must apply.
-		j = getPyTorchJob(ctx, ns, "sus")
-		j.Spec.RunPolicy.Suspend = ptr.To(false)
-		j.Spec.PyTorchReplicaSpecs["Worker"].Template.Spec.NodeSelector = map[string]string{"kubernetes.io/hostname": "gpu-node-1"}
-		Expect(k8s.Update(ctx, j)).To(Succeed())
+		updatePyTorchJob(ctx, ns, "sus", func(j *kubeflowv1.PyTorchJob) {
+			j.Spec.RunPolicy.Suspend = ptr.To(false)
+			j.Spec.PyTorchReplicaSpecs["Worker"].Template.Spec.NodeSelector = map[string]string{"kubernetes.io/hostname": "gpu-node-1"}
+		})
 		j = eventuallyPyTorchCondition(ctx, ns, "sus", kubeflowv1.JobRunning)
 		Expect(conditionTypes(j.Status)).To(Equal([]string{"Created=True", "Suspended=False", "Running=True"}))
 		Expect(condition(j.Status, kubeflowv1.JobSuspended).Reason).To(Equal("PyTorchJobResumed"))
@@ -225,18 +225,18 @@ var _ = Describe("PyTorchJob", func() {
 		Expect(w.Spec.NodeName).To(Equal("gpu-node-1"))
 
 		// Suspend while running: everything goes, Running=False.
-		j = getPyTorchJob(ctx, ns, "sus")
-		j.Spec.RunPolicy.Suspend = ptr.To(true)
-		Expect(k8s.Update(ctx, j)).To(Succeed())
+		updatePyTorchJob(ctx, ns, "sus", func(j *kubeflowv1.PyTorchJob) {
+			j.Spec.RunPolicy.Suspend = ptr.To(true)
+		})
 		j = eventuallyPyTorchCondition(ctx, ns, "sus", kubeflowv1.JobSuspended)
 		Expect(conditionTypes(j.Status)).To(Equal([]string{"Created=True", "Running=False", "Suspended=True"}))
 		Eventually(func() []string { return livePodNames(ctx, ns, "sus") }, timeout, interval).Should(BeEmpty())
 		Eventually(func() int32 { return getPyTorchJob(ctx, ns, "sus").Status.ReplicaStatuses["Worker"].Active }, timeout, interval).Should(BeZero())
 
 		time.Sleep(1100 * time.Millisecond) // startTime has second precision
-		j = getPyTorchJob(ctx, ns, "sus")
-		j.Spec.RunPolicy.Suspend = ptr.To(false)
-		Expect(k8s.Update(ctx, j)).To(Succeed())
+		updatePyTorchJob(ctx, ns, "sus", func(j *kubeflowv1.PyTorchJob) {
+			j.Spec.RunPolicy.Suspend = ptr.To(false)
+		})
 		j = eventuallyPyTorchCondition(ctx, ns, "sus", kubeflowv1.JobRunning)
 		Expect(j.Status.StartTime.After(firstStart.Time)).To(BeTrue(), "startTime is reset on resume")
 	})
@@ -298,9 +298,9 @@ var _ = Describe("PyTorchJob", func() {
 			return hpa.Spec.MaxReplicas
 		}, timeout, interval).Should(Equal(int32(4)))
 
-		j := getPyTorchJob(ctx, ns, "el")
-		j.Spec.RunPolicy.Suspend = ptr.To(true)
-		Expect(k8s.Update(ctx, j)).To(Succeed())
+		updatePyTorchJob(ctx, ns, "el", func(j *kubeflowv1.PyTorchJob) {
+			j.Spec.RunPolicy.Suspend = ptr.To(true)
+		})
 		Eventually(func() bool { return apierrors.IsNotFound(k8s.Get(ctx, key, &hpa)) }, timeout, interval).Should(BeTrue())
 	})
 

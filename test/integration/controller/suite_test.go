@@ -195,3 +195,13 @@ func setHPAMaxReplicas(ctx context.Context, key client.ObjectKey, n int32) {
 		return k8s.Update(ctx, &hpa)
 	}, timeout, interval).Should(Succeed())
 }
+
+// updatePyTorchJob applies a change to the latest job, retrying conflicts
+// with the operator's status writes.
+func updatePyTorchJob(ctx context.Context, ns, name string, change func(*kubeflowv1.PyTorchJob)) {
+	Eventually(func() error {
+		j := getPyTorchJob(ctx, ns, name)
+		change(j)
+		return k8s.Update(ctx, j)
+	}, timeout, interval).Should(Succeed())
+}
