@@ -270,7 +270,7 @@ func parseMetrics(text string) []sample {
 			continue
 		}
 		s := sample{labels: map[string]string{}}
-		rest := line
+		var rest string
 		if i := strings.IndexAny(line, "{ "); i >= 0 && line[i] == '{' {
 			s.name = line[:i]
 			var ok bool
