@@ -262,7 +262,12 @@ func Generate(root string) (map[string][]byte, error) {
 		if err != nil {
 			return nil, err
 		}
-		out[filepath.ToSlash(filepath.Join(ChartCRDDir, filepath.Base(f)))] = data
+		slim, err := SlimCRD(data)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", f, err)
+		}
+		out[filepath.ToSlash(filepath.Join(ChartCRDDir, filepath.Base(f)))] = append(
+			[]byte(fmt.Sprintf(header, filepath.ToSlash(filepath.Join(CRDSourceDir, filepath.Base(f))))+crdNote), slim...)
 	}
 
 	role, err := ReadRole(root)
@@ -351,6 +356,86 @@ func Stale(root string) ([]string, error) {
 	}
 	sort.Strings(stale)
 	return stale, nil
+}
+
+// crdNote explains the chart's CRD copies.
+const crdNote = `# Identical schema; only the descriptions inside the embedded PodTemplateSpec
+# ("template") and autoscaling MetricSpec ("metrics") are left out: Helm stores
+# the chart, CRDs included, in its release Secret, which must stay under 1 MiB.
+`
+
+// slimmedProperties are the schema properties whose subtrees lose their
+// descriptions in the chart copies: Kubernetes' own types, documented by
+// kubectl explain pod.spec and friends.
+var slimmedProperties = map[string]bool{"template": true, "metrics": true}
+
+// SlimCRD returns a CRD manifest with the descriptions below the
+// slimmedProperties removed; everything else is kept. The output is
+// deterministic (keys sorted).
+func SlimCRD(data []byte) ([]byte, error) {
+	var crd map[string]any
+	if err := yaml.Unmarshal(data, &crd); err != nil {
+		return nil, err
+	}
+	if crd["kind"] != "CustomResourceDefinition" {
+		return nil, fmt.Errorf("kind %v, want CustomResourceDefinition", crd["kind"])
+	}
+	slim(crd)
+	return yaml.Marshal(crd)
+}
+
+func slim(v any) {
+	switch v := v.(type) {
+	case map[string]any:
+		for k, child := range v {
+			if k == "properties" {
+				if props, ok := child.(map[string]any); ok {
+					for name, p := range props {
+						if slimmedProperties[name] {
+							StripDescriptions(p)
+						} else {
+							slim(p)
+						}
+					}
+					continue
+				}
+			}
+			slim(child)
+		}
+	case []any:
+		for _, child := range v {
+			slim(child)
+		}
+	}
+}
+
+// StripDescriptions removes every "description" of a decoded OpenAPI schema
+// (a description property, i.e. a schema under "properties", is kept).
+func StripDescriptions(v any) {
+	switch v := v.(type) {
+	case map[string]any:
+		for k, child := range v {
+			if k == "properties" {
+				if props, ok := child.(map[string]any); ok {
+					for _, p := range props {
+						StripDescriptions(p)
+					}
+					continue
+				}
+			}
+			if k == "description" {
+				if _, isString := child.(string); isString {
+					delete(v, k)
+					continue
+				}
+			}
+			StripDescriptions(child)
+		}
+	case []any:
+		for _, child := range v {
+			StripDescriptions(child)
+		}
+	}
 }
 
 // Write writes the derived files and removes stale CRD copies.
