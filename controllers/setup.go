@@ -13,11 +13,11 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/selection"
+	"k8s.io/client-go/tools/record"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
-	"sigs.k8s.io/controller-runtime/pkg/recorder"
 
 	configv1alpha1 "github.com/seed-d8a409e9/training-operator/apis/config/v1alpha1"
 	kubeflowv1 "github.com/seed-d8a409e9/training-operator/apis/kubeflow.org/v1"
@@ -101,7 +101,7 @@ func Setup(mgr ctrl.Manager, cfg *configv1alpha1.Configuration) error {
 		if err != nil {
 			return fmt.Errorf("%s: %w", name, err)
 		}
-		rec := eventRecorder{mgr.GetEventRecorder(fw.ControllerName())}
+		rec := eventRecorder{mgr.GetEventRecorderFor(fw.ControllerName())} //nolint:staticcheck // see eventRecorder
 		recorders[fw.ControllerName()] = rec
 		r := engine.NewReconciler(fw, mgr.GetClient(), mgr.GetAPIReader(), rec,
 			engine.Options{
@@ -141,9 +141,11 @@ func CacheByObject() map[client.Object]cache.ByObject {
 	}
 }
 
-// eventRecorder adapts controller-runtime's events.k8s.io recorder to the engine.
-type eventRecorder struct{ rec recorder.EventRecorder }
+// eventRecorder records core/v1 events, as v1 did. The events.k8s.io recorder
+// merges events of one reason on one job into a single series, which would
+// hide every "Created pod: <name>" but the first from kubectl describe.
+type eventRecorder struct{ rec record.EventRecorder }
 
 func (e eventRecorder) Event(obj runtime.Object, eventType, reason, message string) {
-	e.rec.Eventf(obj, nil, eventType, reason, "Reconcile", "%s", message)
+	e.rec.Event(obj, eventType, reason, message)
 }

@@ -6,6 +6,7 @@ import (
 	_ "github.com/go-logr/zapr"
 	_ "github.com/google/go-cmp/cmp"
 	_ "github.com/onsi/ginkgo/v2"
+	_ "github.com/onsi/ginkgo/v2/ginkgo"
 	_ "github.com/onsi/gomega"
 	_ "go.uber.org/zap"
 	_ "k8s.io/api/core/v1"
