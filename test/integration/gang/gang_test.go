@@ -194,7 +194,15 @@ func (s *suite) eventNotes(ctx context.Context, g Gomega, ns, reason string) []s
 	g.Expect(s.k8s.List(ctx, &el, client.InNamespace(ns))).To(Succeed())
 	var out []string
 	for _, e := range el.Items {
-		if e.Reason == reason {
+		if e.Reason != reason {
+			continue
+		}
+		// Repeated identical events are one object with a count.
+		n := max(e.DeprecatedCount, 1)
+		if e.Series != nil {
+			n = max(n, e.Series.Count)
+		}
+		for range n {
 			out = append(out, e.Note)
 		}
 	}
