@@ -63,9 +63,9 @@ lint: $(GOLANGCI_LINT) ## golangci-lint (built once into the cache).
 .PHONY: verify
 verify: generate manifests fmt-check vet ## Fail when generated files are stale.
 	@git add -N . >/dev/null 2>&1 || true
-	@if ! git diff --quiet -- apis config; then \
+	@if ! git diff --quiet -- apis config charts; then \
 		echo "generated files are stale; run 'make generate manifests' and commit:"; \
-		git diff --stat -- apis config; exit 1; fi
+		git diff --stat -- apis config charts; exit 1; fi
 
 .PHONY: build
 build: ## Build the operator binary into bin/manager.
