@@ -71,12 +71,6 @@ func newPyTorch(cfg *configv1alpha1.Configuration) (engine.Framework, error) {
 	return pytorch.New(opts)
 }
 
-// Implemented lists the schemes this build has adapters for.
-func Implemented(name string) bool {
-	_, ok := frameworks[name]
-	return ok
-}
-
 // Setup registers the job controller of every scheme enabled in cfg with mgr.
 // It is called once by main before the manager starts.
 func Setup(mgr ctrl.Manager, cfg *configv1alpha1.Configuration) error {
