@@ -215,3 +215,15 @@ func replicasOf(spec *kubeflowv1.ReplicaSpec) int32 {
 	}
 	return *spec.Replicas
 }
+
+// PresentTypes returns the replica types of order that the spec has, in that
+// order: the usual ReplicaTypes of an adapter.
+func PresentTypes(specs map[kubeflowv1.ReplicaType]*kubeflowv1.ReplicaSpec, order ...kubeflowv1.ReplicaType) []kubeflowv1.ReplicaType {
+	var out []kubeflowv1.ReplicaType
+	for _, rt := range order {
+		if _, ok := specs[rt]; ok {
+			out = append(out, rt)
+		}
+	}
+	return out
+}

@@ -60,13 +60,7 @@ func (*Framework) Status(obj client.Object) *kubeflowv1.JobStatus { return &job(
 
 // ReplicaTypes implements engine.Framework: Master before Worker.
 func (*Framework) ReplicaTypes(obj client.Object) []kubeflowv1.ReplicaType {
-	var out []kubeflowv1.ReplicaType
-	for _, rt := range []kubeflowv1.ReplicaType{kubeflowv1.PaddleJobReplicaTypeMaster, kubeflowv1.PaddleJobReplicaTypeWorker} {
-		if _, ok := job(obj).Spec.PaddleReplicaSpecs[rt]; ok {
-			out = append(out, rt)
-		}
-	}
-	return out
+	return engine.PresentTypes(job(obj).Spec.PaddleReplicaSpecs, kubeflowv1.PaddleJobReplicaTypeMaster, kubeflowv1.PaddleJobReplicaTypeWorker)
 }
 
 // DefaultContainerName implements engine.Framework.

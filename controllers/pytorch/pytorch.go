@@ -82,13 +82,7 @@ func (*Framework) Status(obj client.Object) *kubeflowv1.JobStatus { return &job(
 
 // ReplicaTypes implements engine.Framework: Master before Worker.
 func (*Framework) ReplicaTypes(obj client.Object) []kubeflowv1.ReplicaType {
-	var out []kubeflowv1.ReplicaType
-	for _, rt := range []kubeflowv1.ReplicaType{kubeflowv1.PyTorchJobReplicaTypeMaster, kubeflowv1.PyTorchJobReplicaTypeWorker} {
-		if _, ok := job(obj).Spec.PyTorchReplicaSpecs[rt]; ok {
-			out = append(out, rt)
-		}
-	}
-	return out
+	return engine.PresentTypes(job(obj).Spec.PyTorchReplicaSpecs, kubeflowv1.PyTorchJobReplicaTypeMaster, kubeflowv1.PyTorchJobReplicaTypeWorker)
 }
 
 // DefaultContainerName implements engine.Framework.

@@ -78,13 +78,7 @@ func (*Framework) Status(obj client.Object) *kubeflowv1.JobStatus { return &job(
 // ReplicaTypes implements engine.Framework: Chief, Master, PS, Worker,
 // Evaluator, those present only.
 func (*Framework) ReplicaTypes(obj client.Object) []kubeflowv1.ReplicaType {
-	var out []kubeflowv1.ReplicaType
-	for _, rt := range replicaOrder {
-		if _, ok := job(obj).Spec.TFReplicaSpecs[rt]; ok {
-			out = append(out, rt)
-		}
-	}
-	return out
+	return engine.PresentTypes(job(obj).Spec.TFReplicaSpecs, replicaOrder...)
 }
 
 // DefaultContainerName implements engine.Framework.

@@ -58,13 +58,7 @@ func (*Framework) Status(obj client.Object) *kubeflowv1.JobStatus { return &job(
 
 // ReplicaTypes implements engine.Framework: Master before Worker.
 func (*Framework) ReplicaTypes(obj client.Object) []kubeflowv1.ReplicaType {
-	var out []kubeflowv1.ReplicaType
-	for _, rt := range []kubeflowv1.ReplicaType{kubeflowv1.XGBoostJobReplicaTypeMaster, kubeflowv1.XGBoostJobReplicaTypeWorker} {
-		if _, ok := job(obj).Spec.XGBReplicaSpecs[rt]; ok {
-			out = append(out, rt)
-		}
-	}
-	return out
+	return engine.PresentTypes(job(obj).Spec.XGBReplicaSpecs, kubeflowv1.XGBoostJobReplicaTypeMaster, kubeflowv1.XGBoostJobReplicaTypeWorker)
 }
 
 // DefaultContainerName implements engine.Framework.
