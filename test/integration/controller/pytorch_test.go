@@ -128,7 +128,10 @@ var _ = Describe("PyTorchJob", func() {
 					g.Expect(p.Status.Phase).To(Equal(corev1.PodRunning))
 				}, timeout, interval).Should(Succeed())
 				j := eventuallyPyTorchCondition(ctx, ns, "rp", kubeflowv1.JobRunning)
-				Expect(j.Status.RestartCount).To(Equal(int32(1)))
+				// At least this retry is counted. Exact counts are asserted by the
+				// backoffLimit spec; here KWOK occasionally deletes the replacement
+				// pod too (it acts on pods by name), which is rightly one more retry.
+				Expect(j.Status.RestartCount).To(BeNumerically(">=", 1))
 				Expect(condition(j.Status, kubeflowv1.JobFailed)).To(BeNil())
 				return
 			}
