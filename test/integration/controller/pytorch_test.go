@@ -129,8 +129,8 @@ var _ = Describe("PyTorchJob", func() {
 				}, timeout, interval).Should(Succeed())
 				j := eventuallyPyTorchCondition(ctx, ns, "rp", kubeflowv1.JobRunning)
 				// At least this retry is counted. Exact counts are asserted by the
-				// backoffLimit spec; here KWOK occasionally deletes the replacement
-				// pod too (it acts on pods by name), which is rightly one more retry.
+				// backoffLimit spec; here the replacement pod was once seen deleted by
+				// someone else (likely KWOK reusing the pod name), rightly one more retry.
 				Expect(j.Status.RestartCount).To(BeNumerically(">=", 1))
 				Expect(condition(j.Status, kubeflowv1.JobFailed)).To(BeNil())
 				return
