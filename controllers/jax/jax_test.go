@@ -14,14 +14,6 @@ import (
 	"github.com/seed-d8a409e9/training-operator/internal/testjobs"
 )
 
-func env(kv ...string) []corev1.EnvVar {
-	out := make([]corev1.EnvVar, 0, len(kv)/2)
-	for i := 0; i < len(kv); i += 2 {
-		out = append(out, corev1.EnvVar{Name: kv[i], Value: kv[i+1]})
-	}
-	return out
-}
-
 func defaulted(w *testjobs.JAXJobWrapper) *kubeflowv1.JAXJob {
 	j := w.Obj()
 	kubeflowv1.SetDefaults_JAXJob(j)
@@ -36,12 +28,12 @@ func TestEnvVars(t *testing.T) {
 	}{
 		"worker 0": {
 			job: defaulted(testjobs.MakeJAXJob("jx", "ns").Workers(4)), index: 0,
-			want: env("PYTHONUNBUFFERED", "1", "COORDINATOR_PORT", "6666", "COORDINATOR_ADDRESS", "jx-worker-0",
+			want: testjobs.Env("PYTHONUNBUFFERED", "1", "COORDINATOR_PORT", "6666", "COORDINATOR_ADDRESS", "jx-worker-0",
 				"NUM_PROCESSES", "4", "PROCESS_ID", "0"),
 		},
 		"worker 3 with a custom port": {
 			job: defaulted(testjobs.MakeJAXJob("jx", "ns").Workers(4).Port(7777)), index: 3,
-			want: env("PYTHONUNBUFFERED", "1", "COORDINATOR_PORT", "7777", "COORDINATOR_ADDRESS", "jx-worker-0",
+			want: testjobs.Env("PYTHONUNBUFFERED", "1", "COORDINATOR_PORT", "7777", "COORDINATOR_ADDRESS", "jx-worker-0",
 				"NUM_PROCESSES", "4", "PROCESS_ID", "3"),
 		},
 	}
@@ -100,7 +92,7 @@ func TestBuildPod(t *testing.T) {
 				Image:   testjobs.JAXImage,
 				Command: []string{"python", "/workspace/train.py"},
 				Ports:   []corev1.ContainerPort{{Name: "jaxjob-port", ContainerPort: 6666}},
-				Env: env("PYTHONUNBUFFERED", "1", "COORDINATOR_PORT", "6666", "COORDINATOR_ADDRESS", "jx-worker-0",
+				Env: testjobs.Env("PYTHONUNBUFFERED", "1", "COORDINATOR_PORT", "6666", "COORDINATOR_ADDRESS", "jx-worker-0",
 					"NUM_PROCESSES", "2", "PROCESS_ID", "1"),
 			}},
 		},

@@ -22,14 +22,6 @@ func defaulted(w *testjobs.MPIJobWrapper) *kubeflowv1.MPIJob {
 	return j
 }
 
-func env(kv ...string) []corev1.EnvVar {
-	out := make([]corev1.EnvVar, 0, len(kv)/2)
-	for i := 0; i+1 < len(kv); i += 2 {
-		out = append(out, corev1.EnvVar{Name: kv[i], Value: kv[i+1]})
-	}
-	return out
-}
-
 func q(s string) resource.Quantity { return resource.MustParse(s) }
 
 func ownerRefs() []metav1.OwnerReference {
@@ -80,7 +72,7 @@ func kubectlDelivery() corev1.Container {
 		Name:            "kubectl-delivery",
 		Image:           deliveryImage,
 		ImagePullPolicy: corev1.PullIfNotPresent,
-		Env:             env("TARGET_DIR", "/opt/kube", "NAMESPACE", "ns"),
+		Env:             testjobs.Env("TARGET_DIR", "/opt/kube", "NAMESPACE", "ns"),
 		VolumeMounts: []corev1.VolumeMount{
 			{Name: "mpi-job-kubectl", MountPath: "/opt/kube"},
 			{Name: "mpi-job-config", MountPath: "/etc/mpi"},
@@ -96,7 +88,7 @@ var launcherMounts = []corev1.VolumeMount{
 
 func TestBuildPod(t *testing.T) {
 	fw := New(Options{KubectlDeliveryImage: deliveryImage})
-	cpuEnv := env(
+	cpuEnv := testjobs.Env(
 		"OMPI_MCA_plm_rsh_agent", "/etc/mpi/kubexec.sh",
 		"OMPI_MCA_orte_default_hostfile", "/etc/mpi/hostfile",
 		"NVIDIA_VISIBLE_DEVICES", "", "NVIDIA_DRIVER_CAPABILITIES", "",
@@ -173,7 +165,7 @@ func TestBuildPod(t *testing.T) {
 					Containers: []corev1.Container{{
 						Name: "mpi", Image: testjobs.MPIImage, Command: []string{"mpirun", "-np", "2", "/home/mpiuser/pi"},
 						Resources: corev1.ResourceRequirements{Limits: corev1.ResourceList{"nvidia.com/gpu": q("1")}},
-						Env: env(
+						Env: testjobs.Env(
 							"OMPI_MCA_plm_rsh_agent", "/etc/mpi/kubexec.sh",
 							"OMPI_MCA_orte_default_hostfile", "/etc/mpi/hostfile",
 							"I_MPI_HYDRA_BOOTSTRAP", "rsh", "I_MPI_HYDRA_BOOTSTRAP_EXEC", "/etc/mpi/kubexec.sh"),
@@ -195,7 +187,7 @@ func TestBuildPod(t *testing.T) {
 					InitContainers:     []corev1.Container{kubectlDelivery()},
 					Containers: []corev1.Container{{
 						Name: "mpi", Image: testjobs.MPIImage, Command: []string{"mpirun", "-np", "2", "/home/mpiuser/pi"},
-						Env: env(
+						Env: testjobs.Env(
 							"I_MPI_HYDRA_BOOTSTRAP", "ssh", "I_MPI_HYDRA_BOOTSTRAP_EXEC", "/usr/bin/ssh",
 							"OMPI_MCA_plm_rsh_agent", "/etc/mpi/kubexec.sh",
 							"OMPI_MCA_orte_default_hostfile", "/etc/mpi/hostfile",

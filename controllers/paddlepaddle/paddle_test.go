@@ -14,14 +14,6 @@ import (
 	"github.com/seed-d8a409e9/training-operator/internal/testjobs"
 )
 
-func env(kv ...string) []corev1.EnvVar {
-	out := make([]corev1.EnvVar, 0, len(kv)/2)
-	for i := 0; i < len(kv); i += 2 {
-		out = append(out, corev1.EnvVar{Name: kv[i], Value: kv[i+1]})
-	}
-	return out
-}
-
 // podIP is the POD_IP_DUMMY downward-API variable.
 var podIP = corev1.EnvVar{Name: "POD_IP_DUMMY", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "status.podIP"}}}
 
@@ -40,7 +32,7 @@ func TestEnvVars(t *testing.T) {
 	customPort := defaulted(testjobs.MakePaddleJob("pd", "ns").Workers(2).Port("Worker", 37777))
 	ps := defaulted(testjobs.MakePaddleJob("pd", "ns").Master(2).Workers(2).Port("Master", 37777))
 	base := func(n string) []corev1.EnvVar {
-		return env("PYTHONUNBUFFERED", "1", "PADDLE_JOB_ID", "pd", "PADDLE_NNODES", n)
+		return testjobs.Env("PYTHONUNBUFFERED", "1", "PADDLE_JOB_ID", "pd", "PADDLE_NNODES", n)
 	}
 	cases := map[string]struct {
 		job   *kubeflowv1.PaddleJob
@@ -54,11 +46,11 @@ func TestEnvVars(t *testing.T) {
 		},
 		"collective worker 2 points at worker 0": {
 			job: collective, rtype: "Worker", index: 2,
-			want: with(base("3"), env("PADDLE_MASTER", "pd-worker-0:36543")...),
+			want: with(base("3"), testjobs.Env("PADDLE_MASTER", "pd-worker-0:36543")...),
 		},
 		"collective with a custom master port": {
 			job: customPort, rtype: "Worker", index: 1,
-			want: with(base("2"), env("PADDLE_MASTER", "pd-worker-0:37777")...),
+			want: with(base("2"), testjobs.Env("PADDLE_MASTER", "pd-worker-0:37777")...),
 		},
 		"ps mode master 0": {
 			job: ps, rtype: "Master", index: 0,
@@ -67,11 +59,11 @@ func TestEnvVars(t *testing.T) {
 		},
 		"ps mode master 1": {
 			job: ps, rtype: "Master", index: 1,
-			want: with(base("4"), env("PADDLE_MASTER", "pd-master-0:37777", "PADDLE_SERVER_NUM", "1")...),
+			want: with(base("4"), testjobs.Env("PADDLE_MASTER", "pd-master-0:37777", "PADDLE_SERVER_NUM", "1")...),
 		},
 		"ps mode worker 0 is a trainer": {
 			job: ps, rtype: "Worker", index: 0,
-			want: with(base("4"), env("PADDLE_MASTER", "pd-master-0:37777", "PADDLE_TRAINER_NUM", "1")...),
+			want: with(base("4"), testjobs.Env("PADDLE_MASTER", "pd-master-0:37777", "PADDLE_TRAINER_NUM", "1")...),
 		},
 	}
 	for name, tc := range cases {
@@ -122,7 +114,7 @@ func TestBuildPod(t *testing.T) {
 				Image:   testjobs.PaddleImage,
 				Command: []string{"python", "/workspace/train.py"},
 				Ports:   []corev1.ContainerPort{{Name: "master", ContainerPort: 36543}},
-				Env: with(env("PYTHONUNBUFFERED", "1", "PADDLE_JOB_ID", "pd", "PADDLE_NNODES", "2"),
+				Env: with(testjobs.Env("PYTHONUNBUFFERED", "1", "PADDLE_JOB_ID", "pd", "PADDLE_NNODES", "2"),
 					podIP, corev1.EnvVar{Name: "PADDLE_MASTER", Value: "$(POD_IP_DUMMY):36543"}),
 			}},
 		},

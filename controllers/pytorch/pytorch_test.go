@@ -14,14 +14,6 @@ import (
 	"github.com/seed-d8a409e9/training-operator/internal/testjobs"
 )
 
-func env(kv ...string) []corev1.EnvVar {
-	out := make([]corev1.EnvVar, 0, len(kv)/2)
-	for i := 0; i < len(kv); i += 2 {
-		out = append(out, corev1.EnvVar{Name: kv[i], Value: kv[i+1]})
-	}
-	return out
-}
-
 func defaulted(w *testjobs.PyTorchJobWrapper) *kubeflowv1.PyTorchJob {
 	j := w.Obj()
 	kubeflowv1.SetDefaults_PyTorchJob(j)
@@ -38,21 +30,21 @@ func TestEnvVars(t *testing.T) {
 		"master": {
 			job:   defaulted(testjobs.MakePyTorchJob("j", "ns").Master(1).Workers(3)),
 			rtype: "Master", index: 0,
-			want: env("PYTHONUNBUFFERED", "1", "MASTER_PORT", "23456", "PET_MASTER_PORT", "23456",
+			want: testjobs.Env("PYTHONUNBUFFERED", "1", "MASTER_PORT", "23456", "PET_MASTER_PORT", "23456",
 				"MASTER_ADDR", "j-master-0", "PET_MASTER_ADDR", "j-master-0", "WORLD_SIZE", "4",
 				"RANK", "0", "PET_NODE_RANK", "0", "PET_NPROC_PER_NODE", "auto", "PET_NNODES", "4"),
 		},
 		"worker 2 with integer nproc": {
 			job:   defaulted(testjobs.MakePyTorchJob("j", "ns").Master(1).Workers(3).NprocPerNode("8")),
 			rtype: "Worker", index: 2,
-			want: env("PYTHONUNBUFFERED", "1", "MASTER_PORT", "23456", "PET_MASTER_PORT", "23456",
+			want: testjobs.Env("PYTHONUNBUFFERED", "1", "MASTER_PORT", "23456", "PET_MASTER_PORT", "23456",
 				"MASTER_ADDR", "j-master-0", "PET_MASTER_ADDR", "j-master-0", "WORLD_SIZE", "32",
 				"RANK", "3", "PET_NODE_RANK", "3", "PET_NPROC_PER_NODE", "8", "PET_NNODES", "4"),
 		},
 		"worker-only job rendezvous on worker 0": {
 			job:   defaulted(testjobs.MakePyTorchJob("j", "ns").Workers(2)),
 			rtype: "Worker", index: 1,
-			want: env("PYTHONUNBUFFERED", "1", "MASTER_PORT", "23456", "PET_MASTER_PORT", "23456",
+			want: testjobs.Env("PYTHONUNBUFFERED", "1", "MASTER_PORT", "23456", "PET_MASTER_PORT", "23456",
 				"MASTER_ADDR", "j-worker-0", "PET_MASTER_ADDR", "j-worker-0", "WORLD_SIZE", "2",
 				"RANK", "1", "PET_NODE_RANK", "1", "PET_NPROC_PER_NODE", "auto", "PET_NNODES", "2"),
 		},
@@ -63,7 +55,7 @@ func TestEnvVars(t *testing.T) {
 				Standalone: ptr.To(true),
 			})),
 			rtype: "Worker", index: 0,
-			want: env("PYTHONUNBUFFERED", "1", "MASTER_PORT", "23456", "PET_MASTER_PORT", "23456",
+			want: testjobs.Env("PYTHONUNBUFFERED", "1", "MASTER_PORT", "23456", "PET_MASTER_PORT", "23456",
 				"MASTER_ADDR", "j-worker-0", "PET_MASTER_ADDR", "j-worker-0", "WORLD_SIZE", "2",
 				"RANK", "0", "PET_NODE_RANK", "0", "PET_NPROC_PER_NODE", "auto",
 				"PET_RDZV_ENDPOINT", "j-worker-0:23456", "PET_RDZV_BACKEND", "c10d", "PET_NNODES", "1:4",
@@ -75,7 +67,7 @@ func TestEnvVars(t *testing.T) {
 				RDZVBackend: ptr.To(kubeflowv1.BackendETCD),
 			})),
 			rtype: "Worker", index: 0,
-			want: env("PYTHONUNBUFFERED", "1", "MASTER_PORT", "23456", "PET_MASTER_PORT", "23456",
+			want: testjobs.Env("PYTHONUNBUFFERED", "1", "MASTER_PORT", "23456", "PET_MASTER_PORT", "23456",
 				"MASTER_ADDR", "j-worker-0", "PET_MASTER_ADDR", "j-worker-0", "WORLD_SIZE", "2",
 				"RANK", "0", "PET_NODE_RANK", "0", "PET_NPROC_PER_NODE", "auto",
 				"PET_RDZV_ENDPOINT", "etcd:2379", "PET_RDZV_BACKEND", "etcd", "PET_NNODES", "2:2", "PET_RDZV_CONF", ""),

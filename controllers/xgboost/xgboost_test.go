@@ -14,14 +14,6 @@ import (
 	"github.com/seed-d8a409e9/training-operator/internal/testjobs"
 )
 
-func env(kv ...string) []corev1.EnvVar {
-	out := make([]corev1.EnvVar, 0, len(kv)/2)
-	for i := 0; i < len(kv); i += 2 {
-		out = append(out, corev1.EnvVar{Name: kv[i], Value: kv[i+1]})
-	}
-	return out
-}
-
 func defaulted(w *testjobs.XGBoostJobWrapper) *kubeflowv1.XGBoostJob {
 	j := w.Obj()
 	kubeflowv1.SetDefaults_XGBoostJob(j)
@@ -38,19 +30,19 @@ func TestEnvVars(t *testing.T) {
 		"master": {
 			job:   defaulted(testjobs.MakeXGBoostJob("xgb", "ns").Master(1).Workers(3)),
 			rtype: "Master", index: 0,
-			want: env("MASTER_PORT", "9999", "MASTER_ADDR", "xgb-master-0", "WORLD_SIZE", "4", "RANK", "0",
+			want: testjobs.Env("MASTER_PORT", "9999", "MASTER_ADDR", "xgb-master-0", "WORLD_SIZE", "4", "RANK", "0",
 				"PYTHONUNBUFFERED", "1", "WORKER_PORT", "9999", "WORKER_ADDRS", "xgb-worker-0,xgb-worker-1,xgb-worker-2"),
 		},
 		"worker rank is offset by the masters, custom ports": {
 			job:   defaulted(testjobs.MakeXGBoostJob("xgb", "ns").Master(1).Workers(2).Port("Master", 9991).Port("Worker", 9992)),
 			rtype: "Worker", index: 1,
-			want: env("MASTER_PORT", "9991", "MASTER_ADDR", "xgb-master-0", "WORLD_SIZE", "3", "RANK", "2",
+			want: testjobs.Env("MASTER_PORT", "9991", "MASTER_ADDR", "xgb-master-0", "WORLD_SIZE", "3", "RANK", "2",
 				"PYTHONUNBUFFERED", "1", "WORKER_PORT", "9992", "WORKER_ADDRS", "xgb-worker-0,xgb-worker-1"),
 		},
 		"master only: no worker variables": {
 			job:   defaulted(testjobs.MakeXGBoostJob("xgb", "ns").Master(1)),
 			rtype: "Master", index: 0,
-			want: env("MASTER_PORT", "9999", "MASTER_ADDR", "xgb-master-0", "WORLD_SIZE", "1", "RANK", "0", "PYTHONUNBUFFERED", "1"),
+			want: testjobs.Env("MASTER_PORT", "9999", "MASTER_ADDR", "xgb-master-0", "WORLD_SIZE", "1", "RANK", "0", "PYTHONUNBUFFERED", "1"),
 		},
 	}
 	for name, tc := range cases {
@@ -100,7 +92,7 @@ func TestBuildPod(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wantEnv := env("MASTER_PORT", "9999", "MASTER_ADDR", "xgb-master-0", "WORLD_SIZE", "2", "RANK", "1",
+	wantEnv := testjobs.Env("MASTER_PORT", "9999", "MASTER_ADDR", "xgb-master-0", "WORLD_SIZE", "2", "RANK", "1",
 		"PYTHONUNBUFFERED", "1", "WORKER_PORT", "9999", "WORKER_ADDRS", "xgb-worker-0")
 	want := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{
