@@ -2,6 +2,7 @@ package engine
 
 import (
 	"sync"
+	"time"
 
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -14,6 +15,13 @@ import (
 type lastWrites struct {
 	mu   sync.Mutex
 	jobs map[types.NamespacedName]lastWrite
+	// at is when each job's status was last written, to batch count updates.
+	at map[types.NamespacedName]writtenAt
+}
+
+type writtenAt struct {
+	uid types.UID
+	at  time.Time
 }
 
 type lastWrite struct {
@@ -24,14 +32,26 @@ type lastWrite struct {
 }
 
 func newLastWrites() *lastWrites {
-	return &lastWrites{jobs: map[types.NamespacedName]lastWrite{}}
+	return &lastWrites{jobs: map[types.NamespacedName]lastWrite{}, at: map[types.NamespacedName]writtenAt{}}
 }
 
-// remember records the object a status write returned.
-func (l *lastWrites) remember(baseRV string, written client.Object) {
+// remember records the object a status write returned, written at now.
+func (l *lastWrites) remember(baseRV string, written client.Object, now time.Time) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.jobs[client.ObjectKeyFromObject(written)] = lastWrite{baseRV: baseRV, job: written.DeepCopyObject().(client.Object)}
+	l.at[client.ObjectKeyFromObject(written)] = writtenAt{uid: written.GetUID(), at: now}
+}
+
+// lastAt is when we last wrote the job's status (zero if never, or not since
+// this process started).
+func (l *lastWrites) lastAt(job client.Object) time.Time {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if w, ok := l.at[client.ObjectKeyFromObject(job)]; ok && w.uid == job.GetUID() {
+		return w.at
+	}
+	return time.Time{}
 }
 
 // freshest returns the newer of the cached job and our last write of it.
@@ -56,4 +76,5 @@ func (l *lastWrites) forget(key types.NamespacedName) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	delete(l.jobs, key)
+	delete(l.at, key)
 }

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"testing"
+	"time"
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -18,14 +19,14 @@ func TestLastWritesFreshest(t *testing.T) {
 	if got := l.freshest(version("u", "1")); got.GetResourceVersion() != "1" {
 		t.Errorf("nothing written: got rv %s, want the cached 1", got.GetResourceVersion())
 	}
-	l.remember("1", version("u", "2"))
+	l.remember("1", version("u", "2"), time.Time{})
 	if got := l.freshest(version("u", "1")); got.GetResourceVersion() != "2" {
 		t.Errorf("stale cache: got rv %s, want our write 2", got.GetResourceVersion())
 	}
 	if got := l.freshest(version("other", "1")); got.GetUID() != "other" {
 		t.Error("a new job with the same name must not get the old job's write")
 	}
-	l.remember("1", version("u", "2"))
+	l.remember("1", version("u", "2"), time.Time{})
 	if got := l.freshest(version("u", "3")); got.GetResourceVersion() != "3" {
 		t.Errorf("cache moved on: got rv %s, want 3", got.GetResourceVersion())
 	}

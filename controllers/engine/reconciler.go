@@ -29,6 +29,10 @@ type Options struct {
 	Fanout int
 	// Clock is injectable for tests.
 	Clock clock.Clock
+	// StatusBatchWindow bounds how long status changes without a transition
+	// (replica counts) wait to be written together; 0 means
+	// DefaultStatusBatchWindow, negative writes every change at once.
+	StatusBatchWindow time.Duration
 	// Gang selects the gang-scheduling backend per job; nil disables it.
 	Gang GangSelector
 	// OnController, if set, receives the built controller so that callers can
@@ -65,6 +69,9 @@ func NewReconciler(fw Framework, c client.Client, apiReader client.Reader, rec E
 	}
 	if opts.Clock == nil {
 		opts.Clock = clock.RealClock{}
+	}
+	if opts.StatusBatchWindow == 0 {
+		opts.StatusBatchWindow = DefaultStatusBatchWindow
 	}
 	registerMetrics()
 	return &Reconciler{fw: fw, client: c, apiReader: apiReader, recorder: rec, clock: opts.Clock, opts: opts, inflight: newInflight(), written: newLastWrites()}
@@ -150,7 +157,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	reconcileErr := r.reconcile(ctx, job, p)
 
 	if !p.jobDeleted {
-		if err := r.writeStatus(ctx, cached, &p.status); err != nil {
+		delay, err := r.writeStatus(ctx, cached, &p.status)
+		if err != nil {
 			if apierrors.IsConflict(err) || apierrors.IsNotFound(err) {
 				// Someone else wrote the job meanwhile; its watch event brings us
 				// back, and a short requeue covers a missed one.
@@ -158,6 +166,15 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 				return ctrl.Result{RequeueAfter: 100 * time.Millisecond}, nil
 			}
 			return ctrl.Result{}, err
+		}
+		if delay > 0 {
+			// Nothing was recorded, so this pass's transitions (if any) are
+			// planned again by the pass that writes them.
+			p.requeue(delay)
+			if reconcileErr != nil {
+				return ctrl.Result{}, reconcileErr
+			}
+			return ctrl.Result{RequeueAfter: p.requeueAfter}, nil
 		}
 	}
 	r.afterStatus(ctx, job, p)
@@ -167,19 +184,25 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	return ctrl.Result{RequeueAfter: p.requeueAfter}, nil
 }
 
-// writeStatus patches the status subresource when it changed. The patch
-// carries the resourceVersion so a stale cache can never overwrite newer status.
-func (r *Reconciler) writeStatus(ctx context.Context, cached client.Object, st *kubeflowv1.JobStatus) error {
-	if equality.Semantic.DeepEqual(r.fw.Status(cached), st) {
-		return nil
+// writeStatus patches the status subresource when it changed, or returns how
+// long a change without news may wait (see statusDelay). The patch carries
+// the resourceVersion so a stale cache can never overwrite newer status.
+func (r *Reconciler) writeStatus(ctx context.Context, cached client.Object, st *kubeflowv1.JobStatus) (time.Duration, error) {
+	cur := r.fw.Status(cached)
+	if equality.Semantic.DeepEqual(cur, st) {
+		return 0, nil
+	}
+	now := r.clock.Now()
+	if d := statusDelay(cur, st, cached.GetCreationTimestamp().Time, r.written.lastAt(cached), now, r.opts.StatusBatchWindow); d > 0 {
+		return d, nil
 	}
 	patched := cached.DeepCopyObject().(client.Object)
 	*r.fw.Status(patched) = *st
 	if err := r.client.Status().Patch(ctx, patched, client.MergeFromWithOptions(cached, client.MergeFromWithOptimisticLock{})); err != nil {
-		return err
+		return 0, err
 	}
-	r.written.remember(cached.GetResourceVersion(), patched)
-	return nil
+	r.written.remember(cached.GetResourceVersion(), patched, now)
+	return 0, nil
 }
 
 // afterStatus runs what must follow a durable status write: events for the
@@ -264,7 +287,13 @@ func (r *Reconciler) reconcile(ctx context.Context, job client.Object, p *plan) 
 	case len(a.terminal) > 0:
 		r.fail(p, job, kind+reasonFailed, a.failureMessage(kind, name), corev1.EventTypeWarning, now)
 	case rp.ActiveDeadlineSeconds != nil:
-		deadline := st.StartTime.Add(time.Duration(*rp.ActiveDeadlineSeconds) * time.Second)
+		// Saturate: beyond ~292 years seconds*time.Second wraps negative,
+		// which failed the job at once (activeDeadlineSeconds is an int64).
+		d := time.Duration(1<<63 - 1)
+		if s := *rp.ActiveDeadlineSeconds; s <= int64(d/time.Second) {
+			d = time.Duration(s) * time.Second
+		}
+		deadline := st.StartTime.Add(d)
 		if !now.Time.Before(deadline) {
 			r.fail(p, job, kind+reasonFailed,
 				fmt.Sprintf("Job %s has failed because it was active longer than specified deadline", name), corev1.EventTypeNormal, now)

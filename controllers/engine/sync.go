@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sort"
+	"strings"
 	"sync"
 
 	corev1 "k8s.io/api/core/v1"
@@ -73,9 +75,14 @@ func (r *Reconciler) needsServices() bool {
 func (r *Reconciler) syncReplicas(ctx context.Context, job client.Object, ch children, specs map[kubeflowv1.ReplicaType]*kubeflowv1.ReplicaSpec, p *plan, now metav1.Time, gang GangScheduler) error {
 	uid := job.GetUID()
 	var conflicts []string
+	var created createdChildren
+	// One event per kind of child per pass, not one per object: a 1000-worker
+	// job would otherwise spend as many requests on events as on pods.
+	defer created.emit(r.recorder, job)
 	for _, rt := range r.fw.ReplicaTypes(job) {
 		var creates []client.Object
-		overridden := map[string]string{}
+		// The template is the same for every index: warn once per pass.
+		var restartWarning, schedulerWarning string
 		spec := specs[rt]
 		for i := 0; i < int(replicasOf(spec)); i++ {
 			name := childName(r.fw, job, rt, i)
@@ -98,16 +105,25 @@ func (r *Reconciler) syncReplicas(ctx context.Context, job client.Object, ch chi
 				return fmt.Errorf("building pod %s: %w", name, err)
 			}
 			if ov {
-				overridden[name] = "Restart policy in pod template will be overwritten by restart policy in replica spec"
+				restartWarning = "Restart policy in pod template will be overwritten by restart policy in replica spec"
 			}
 			if gang != nil {
 				if w := gang.DecoratePod(job, r.fw, rt, pod); w != "" {
-					overridden[name+"/scheduler"] = w
+					schedulerWarning = w
 				}
 			}
 			creates = append(creates, pod)
 		}
-		c, err := r.createChildren(ctx, job, creates, overridden)
+		c, err := r.createChildren(ctx, job, creates, &created)
+		if created.madePods {
+			if restartWarning != "" {
+				r.recorder.Event(job, corev1.EventTypeWarning, "SetPodTemplateRestartPolicy", restartWarning)
+			}
+			if schedulerWarning != "" {
+				r.recorder.Event(job, corev1.EventTypeWarning, "SetPodTemplateSchedulerName", schedulerWarning)
+			}
+			created.madePods = false
+		}
 		conflicts = append(conflicts, c...)
 		if err != nil {
 			// Later types wait (MPI's launcher needs its workers); retried with backoff.
@@ -123,15 +139,64 @@ func (r *Reconciler) syncReplicas(ctx context.Context, job client.Object, ch chi
 	return r.deleteServices(ctx, job, ch.strayServices)
 }
 
+// createdChildren collects what one pass created, for its events.
+type createdChildren struct {
+	mu       sync.Mutex
+	pods     []string
+	services []string
+	// madePods says the last batch created at least one pod.
+	madePods bool
+}
+
+func (c *createdChildren) add(obj client.Object) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, isPod := obj.(*corev1.Pod); isPod {
+		c.pods = append(c.pods, obj.GetName())
+		c.madePods = true
+		return
+	}
+	c.services = append(c.services, obj.GetName())
+}
+
+// emit records v1's SuccessfulCreatePod/SuccessfulCreateService reasons with
+// v1's message for a single object ("Created pod: x") and the list otherwise.
+func (c *createdChildren) emit(rec EventRecorder, job client.Object) {
+	for _, e := range []struct {
+		reason, noun string
+		names        []string
+	}{{"SuccessfulCreatePod", "pod", c.pods}, {"SuccessfulCreateService", "service", c.services}} {
+		switch len(e.names) {
+		case 0:
+		case 1:
+			rec.Event(job, corev1.EventTypeNormal, e.reason, fmt.Sprintf("Created %s: %s", e.noun, e.names[0]))
+		default:
+			sort.Strings(e.names)
+			rec.Event(job, corev1.EventTypeNormal, e.reason, fmt.Sprintf("Created %d %ss: %s", len(e.names), e.noun, joinNames(e.names)))
+		}
+	}
+}
+
+// joinNames lists names, eliding the middle of very long lists so the event
+// stays readable (and under the API's message size limit).
+func joinNames(names []string) string {
+	const keep = 10
+	if len(names) <= 2*keep {
+		return strings.Join(names, ", ")
+	}
+	return fmt.Sprintf("%s, ... (%d more), %s", strings.Join(names[:keep], ", "), len(names)-2*keep, strings.Join(names[len(names)-keep:], ", "))
+}
+
 // createChildren creates objects in parallel. It returns the names held by
 // objects this job does not own, and the other creation errors joined.
-func (r *Reconciler) createChildren(ctx context.Context, job client.Object, objs []client.Object, warnings map[string]string) ([]string, error) {
+func (r *Reconciler) createChildren(ctx context.Context, job client.Object, objs []client.Object, created *createdChildren) ([]string, error) {
 	if len(objs) == 0 {
 		return nil, nil
 	}
 	var mu sync.Mutex
 	var conflicts []string
 	var errs []error
+	failed, failedCount := map[string]error{}, map[string]int{}
 	workqueue.ParallelizeUntil(ctx, r.opts.Fanout, len(objs), func(i int) {
 		obj := objs[i]
 		_, isPod := obj.(*corev1.Pod)
@@ -143,13 +208,7 @@ func (r *Reconciler) createChildren(ctx context.Context, job client.Object, objs
 		switch {
 		case err == nil:
 			r.inflight.markCreated(job.GetUID(), prefix+obj.GetName(), r.clock.Now())
-			r.recorder.Event(job, corev1.EventTypeNormal, "SuccessfulCreate"+what, fmt.Sprintf("Created %s: %s", lower(what), obj.GetName()))
-			if w, ok := warnings[obj.GetName()]; ok && isPod {
-				r.recorder.Event(job, corev1.EventTypeWarning, "SetPodTemplateRestartPolicy", w)
-			}
-			if w, ok := warnings[obj.GetName()+"/scheduler"]; ok && isPod {
-				r.recorder.Event(job, corev1.EventTypeWarning, "SetPodTemplateSchedulerName", w)
-			}
+			created.add(obj)
 		case apierrors.IsAlreadyExists(err):
 			// The cache lags, or the name belongs to someone else: ask the API.
 			existing := obj.DeepCopyObject().(client.Object)
@@ -168,12 +227,25 @@ func (r *Reconciler) createChildren(ctx context.Context, job client.Object, objs
 			conflicts = append(conflicts, fmt.Sprintf("%s %s", lower(what), obj.GetName()))
 			mu.Unlock()
 		default:
-			r.recorder.Event(job, corev1.EventTypeWarning, "FailedCreate"+what, "Error creating: "+err.Error())
 			mu.Lock()
+			if failed[what] == nil {
+				failed[what] = err
+			}
+			failedCount[what]++
 			errs = append(errs, fmt.Errorf("creating %s %s: %w", lower(what), obj.GetName(), err))
 			mu.Unlock()
 		}
 	})
+	// A quota or admission denial fails every object alike: one event each way.
+	for _, what := range []string{"Pod", "Service"} {
+		if err := failed[what]; err != nil {
+			msg := "Error creating: " + err.Error()
+			if n := failedCount[what]; n > 1 {
+				msg = fmt.Sprintf("Error creating %d %ss, first: %v", n, lower(what), err)
+			}
+			r.recorder.Event(job, corev1.EventTypeWarning, "FailedCreate"+what, msg)
+		}
+	}
 	return conflicts, errors.Join(errs...)
 }
 
@@ -263,12 +335,12 @@ func (r *Reconciler) deleteChildren(ctx context.Context, job client.Object, objs
 	}
 	var mu sync.Mutex
 	var errs []error
+	var deleted []string
 	workqueue.ParallelizeUntil(ctx, r.opts.Fanout, len(todo), func(i int) {
 		o := todo[i]
 		uid := o.GetUID()
 		err := r.client.Delete(ctx, o, client.Preconditions{UID: &uid})
 		if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
-			r.recorder.Event(job, corev1.EventTypeWarning, "FailedDelete"+what, err.Error())
 			mu.Lock()
 			errs = append(errs, err)
 			mu.Unlock()
@@ -276,8 +348,23 @@ func (r *Reconciler) deleteChildren(ctx context.Context, job client.Object, objs
 		}
 		r.inflight.markDeleted(job.GetUID(), uid, r.clock.Now())
 		if err == nil {
-			r.recorder.Event(job, corev1.EventTypeNormal, "SuccessfulDelete"+what, fmt.Sprintf("Deleted %s: %s", lower(what), o.GetName()))
+			mu.Lock()
+			deleted = append(deleted, o.GetName())
+			mu.Unlock()
 		}
 	})
-	return errors.Join(errs...)
+	// One event per outcome and call, as for creates.
+	switch noun := lower(what); len(deleted) {
+	case 0:
+	case 1:
+		r.recorder.Event(job, corev1.EventTypeNormal, "SuccessfulDelete"+what, fmt.Sprintf("Deleted %s: %s", noun, deleted[0]))
+	default:
+		sort.Strings(deleted)
+		r.recorder.Event(job, corev1.EventTypeNormal, "SuccessfulDelete"+what, fmt.Sprintf("Deleted %d %ss: %s", len(deleted), noun, joinNames(deleted)))
+	}
+	if err := errors.Join(errs...); err != nil {
+		r.recorder.Event(job, corev1.EventTypeWarning, "FailedDelete"+what, err.Error())
+		return err
+	}
+	return nil
 }

@@ -75,10 +75,21 @@ var _ = Describe("PyTorchJob", func() {
 
 		j := eventuallyPyTorchCondition(ctx, ns, "mnist", kubeflowv1.JobRunning)
 		Expect(j.Status.StartTime).NotTo(BeNil())
-		Expect(j.Status.ReplicaStatuses["Worker"].Active).To(Equal(int32(2)))
+		// Count-only changes are batched (engine.DefaultStatusBatchWindow), so
+		// workers that start after the master show up shortly after Running.
+		Eventually(func() int32 {
+			j = eventuallyPyTorchCondition(ctx, ns, "mnist", kubeflowv1.JobRunning)
+			return j.Status.ReplicaStatuses["Worker"].Active
+		}, timeout, interval).Should(Equal(int32(2)))
 		Expect(j.Status.ReplicaStatuses["Worker"].Selector).To(Equal(
 			"training.kubeflow.org/job-name=mnist,training.kubeflow.org/operator-name=pytorchjob-controller,training.kubeflow.org/replica-type=worker"))
 		Expect(conditionTypes(j.Status)).To(Equal([]string{"Created=True", "Running=True"}))
+
+		// v1's reasons, one event per kind of child for the whole batch.
+		Eventually(func() []string { return eventNotes(ctx, ns, "SuccessfulCreatePod") }, timeout, interval).
+			Should(Equal([]string{"Created 3 pods: mnist-master-0, mnist-worker-0, mnist-worker-1"}))
+		Eventually(func() []string { return eventNotes(ctx, ns, "SuccessfulCreateService") }, timeout, interval).
+			Should(Equal([]string{"Created 3 services: mnist-master-0, mnist-worker-0, mnist-worker-1"}))
 	})
 
 	It("succeeds when the master succeeds and applies cleanPodPolicy", func(ctx context.Context) {
