@@ -112,6 +112,10 @@ e2e-kind: ## End-to-end suite on a kind cluster with the Helm chart (needs Docke
 bench: controlplane build ## Benchmarks on the local control plane (BENCH_ARGS="--full", "--compare A B", ...).
 	hack/bench.sh $(BENCH_ARGS)
 
+.PHONY: chaos
+chaos: controlplane build ## Fault injection: operator kills, leader failover, apiserver/etcd outages (CHAOS_ARGS="--quick", "--seed N", ...).
+	hack/chaos.sh $(CHAOS_ARGS)
+
 ##@ Run
 
 .PHONY: dev

@@ -26,22 +26,13 @@ package main
 import (
 	"flag"
 	"fmt"
-	"net/http"
 	"os"
-	"strings"
 
-	"github.com/go-logr/logr"
 	"go.uber.org/zap/zapcore"
-	authenticationv1 "k8s.io/api/authentication/v1"
-	authorizationv1 "k8s.io/api/authorization/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
-	authenticationclient "k8s.io/client-go/kubernetes/typed/authentication/v1"
-	authorizationclient "k8s.io/client-go/kubernetes/typed/authorization/v1"
 	_ "k8s.io/client-go/plugin/pkg/client/auth"
-	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/leaderelection/resourcelock"
 	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -57,6 +48,7 @@ import (
 	"github.com/seed-d8a409e9/training-operator/controllers/gang"
 	"github.com/seed-d8a409e9/training-operator/internal/cert"
 	"github.com/seed-d8a409e9/training-operator/internal/config"
+	"github.com/seed-d8a409e9/training-operator/internal/metricsauth"
 	"github.com/seed-d8a409e9/training-operator/webhooks"
 )
 
@@ -186,7 +178,7 @@ func newManager(cfg *configv1alpha1.Configuration, certs *cert.Provider) (ctrl.M
 		SecureServing: cfg.Metrics.Secure,
 	}
 	if cfg.Metrics.Secure {
-		metricsOpts.FilterProvider = metricsAuthFilter
+		metricsOpts.FilterProvider = metricsauth.Filter
 	}
 
 	cacheOpts := cache.Options{
@@ -219,69 +211,4 @@ func newManager(cfg *configv1alpha1.Configuration, certs *cert.Provider) (ctrl.M
 			CertDir: cfg.Webhook.CertDir,
 		})),
 	})
-}
-
-// metricsAuthFilter protects the secure metrics endpoint: the caller's bearer
-// token is authenticated with a TokenReview and the request authorized with a
-// SubjectAccessReview on the non-resource URL (e.g. GET /metrics), which is
-// what Prometheus' ServiceAccount needs RBAC for. It is a small stand-in for
-// controller-runtime's filters package, which would link the whole
-// k8s.io/apiserver module into the binary.
-func metricsAuthFilter(c *rest.Config, httpClient *http.Client) (metricsserver.Filter, error) {
-	authn, err := authenticationclient.NewForConfigAndClient(c, httpClient)
-	if err != nil {
-		return nil, err
-	}
-	authz, err := authorizationclient.NewForConfigAndClient(c, httpClient)
-	if err != nil {
-		return nil, err
-	}
-	return func(log logr.Logger, next http.Handler) (http.Handler, error) {
-		return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
-			token, ok := strings.CutPrefix(req.Header.Get("Authorization"), "Bearer ")
-			if !ok || token == "" {
-				http.Error(w, "Unauthorized", http.StatusUnauthorized)
-				return
-			}
-			tr, err := authn.TokenReviews().Create(req.Context(), &authenticationv1.TokenReview{
-				Spec: authenticationv1.TokenReviewSpec{Token: token},
-			}, metav1.CreateOptions{})
-			if err != nil {
-				log.Error(err, "metrics authentication failed")
-				http.Error(w, "Authentication failed", http.StatusInternalServerError)
-				return
-			}
-			if !tr.Status.Authenticated {
-				http.Error(w, "Unauthorized", http.StatusUnauthorized)
-				return
-			}
-			user := tr.Status.User
-			extra := make(map[string]authorizationv1.ExtraValue, len(user.Extra))
-			for k, v := range user.Extra {
-				extra[k] = authorizationv1.ExtraValue(v)
-			}
-			sar, err := authz.SubjectAccessReviews().Create(req.Context(), &authorizationv1.SubjectAccessReview{
-				Spec: authorizationv1.SubjectAccessReviewSpec{
-					User:   user.Username,
-					UID:    user.UID,
-					Groups: user.Groups,
-					Extra:  extra,
-					NonResourceAttributes: &authorizationv1.NonResourceAttributes{
-						Path: req.URL.Path,
-						Verb: strings.ToLower(req.Method),
-					},
-				},
-			}, metav1.CreateOptions{})
-			if err != nil {
-				log.Error(err, "metrics authorization failed")
-				http.Error(w, "Authorization failed", http.StatusInternalServerError)
-				return
-			}
-			if !sar.Status.Allowed {
-				http.Error(w, fmt.Sprintf("Forbidden (user=%s, verb=%s, path=%s)", user.Username, strings.ToLower(req.Method), req.URL.Path), http.StatusForbidden)
-				return
-			}
-			next.ServeHTTP(w, req)
-		}), nil
-	}, nil
 }

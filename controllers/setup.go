@@ -116,7 +116,8 @@ func Setup(mgr ctrl.Manager, cfg *configv1alpha1.Configuration) error {
 
 // CacheByObject keeps only our children in the informer caches: pods,
 // Services, HPAs and MPI's ConfigMaps, ServiceAccounts, Roles and
-// RoleBindings that carry the operator-name label.
+// RoleBindings that carry the operator-name label; pods and Services are
+// trimmed to what the engine reads (cachetrim.go).
 func CacheByObject() map[client.Object]cache.ByObject {
 	req, err := labels.NewRequirement(kubeflowv1.OperatorNameLabel, selection.Exists, nil)
 	if err != nil {
@@ -124,8 +125,8 @@ func CacheByObject() map[client.Object]cache.ByObject {
 	}
 	sel := labels.NewSelector().Add(*req)
 	return map[client.Object]cache.ByObject{
-		&corev1.Pod{}:                            {Label: sel},
-		&corev1.Service{}:                        {Label: sel},
+		&corev1.Pod{}:                            {Label: sel, Transform: trimPod},
+		&corev1.Service{}:                        {Label: sel, Transform: trimService},
 		&autoscalingv2.HorizontalPodAutoscaler{}: {Label: sel},
 		// MPIJob launcher wiring.
 		&corev1.ConfigMap{}:      {Label: sel},

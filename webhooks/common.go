@@ -23,8 +23,12 @@ import (
 	"slices"
 	"strings"
 
+	admissionv1 "k8s.io/api/admission/v1"
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	apimachineryvalidation "k8s.io/apimachinery/pkg/api/validation"
+	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -58,12 +62,48 @@ var _ admission.Validator[*kubeflowv1.PyTorchJob] = (*jobWebhook[*kubeflowv1.PyT
 // setupJobWebhook registers the defaulting and validating webhooks of one
 // kind at the v1 paths.
 func setupJobWebhook[T job](mgr ctrl.Manager, obj T, wh *jobWebhook[T]) error {
-	return ctrl.NewWebhookManagedBy(mgr, obj).
-		WithDefaulter(wh).
-		WithDefaulterCustomPath(MutatingPath(wh.kind)).
+	err := ctrl.NewWebhookManagedBy(mgr, obj).
 		WithValidator(wh).
 		WithValidatorCustomPath(ValidatingPath(wh.kind)).
 		Complete()
+	if err != nil {
+		return err
+	}
+	mgr.GetWebhookServer().Register(MutatingPath(wh.kind), mutatingWebhook(mgr.GetScheme(), obj, wh))
+	return nil
+}
+
+// mutatingWebhook is the defaulting webhook of a kind, wrapped so that an
+// object it cannot decode passes through unchanged (see decodableOnly).
+func mutatingWebhook[T job](scheme *runtime.Scheme, obj T, wh *jobWebhook[T]) *admission.Webhook {
+	return &admission.Webhook{Handler: &decodableOnly[T]{
+		decoder: admission.NewDecoder(scheme),
+		newObj:  func() T { return obj.DeepCopyObject().(T) },
+		next:    admission.WithDefaulter[T](scheme, wh).Handler,
+	}}
+}
+
+// decodableOnly lets an object that does not decode into the Go type (a
+// string where an integer belongs, an integer beyond int32, ...) pass the
+// defaulting webhook unchanged. Mutating webhooks run before the API
+// server's schema validation, so rejecting it here would answer with a Go
+// JSON error and no field path; passed on, the schema validation rejects it
+// with one (spec.pytorchReplicaSpecs.Worker.replicas: Invalid value:
+// "string": ... must be of type integer). The validating webhook, which
+// runs after schema validation, still rejects whatever it cannot decode.
+type decodableOnly[T job] struct {
+	decoder admission.Decoder
+	newObj  func() T
+	next    admission.Handler
+}
+
+func (h *decodableOnly[T]) Handle(ctx context.Context, req admission.Request) admission.Response {
+	if req.Operation == admissionv1.Create || req.Operation == admissionv1.Update {
+		if err := h.decoder.Decode(req, h.newObj()); err != nil {
+			return admission.Allowed("not decodable, left to the API server's schema validation: " + err.Error())
+		}
+	}
+	return h.next.Handle(ctx, req)
 }
 
 // Default applies the kind's defaults. It never touches runPolicy.suspend
@@ -223,12 +263,13 @@ func validateManagedByUpdate(oldRP, newRP *kubeflowv1.RunPolicy) field.ErrorList
 	return field.ErrorList{field.Invalid(managedByPath, v, apimachineryvalidation.FieldImmutableErrorMsg)}
 }
 
-// validateElasticReplicas checks minReplicas <= maxReplicas when both are set.
-func validateElasticReplicas(p *field.Path, minReplicas, maxReplicas *int32) field.ErrorList {
-	if minReplicas != nil && maxReplicas != nil && *minReplicas > *maxReplicas {
-		return field.ErrorList{field.Invalid(p.Child("minReplicas"), *minReplicas, "must be less than or equal to maxReplicas")}
+// validateElasticReplicas checks minReplicas <= maxReplicas when both are
+// set, and maxReplicas against MaxReplicas (the HPA scales up to it).
+func validateElasticReplicas(p *field.Path, minR, maxR *int32) field.ErrorList {
+	if minR != nil && maxR != nil && *minR > *maxR {
+		return field.ErrorList{field.Invalid(p.Child("minReplicas"), *minR, "must be less than or equal to maxReplicas")}
 	}
-	return nil
+	return maxReplicas(maxR, p.Child("maxReplicas"))
 }
 
 // replicaRules are the replica-spec rules of one kind.
@@ -291,6 +332,67 @@ func (r replicaRules) validate(specs map[kubeflowv1.ReplicaType]*kubeflowv1.Repl
 			check = nonNegativeReplicas
 		}
 		errs = append(errs, check(rtype, spec.Replicas, rolePath.Child("replicas"))...)
+		errs = append(errs, maxReplicas(spec.Replicas, rolePath.Child("replicas"))...)
+		errs = append(errs, validatePodTemplate(&spec.Template, rolePath.Child("template"))...)
+	}
+	return errs
+}
+
+// MaxReplicas is the most replicas one replica type (or an elastic
+// maxReplicas) may ask for. v1 has no bound, so a typo such as 1000000, or
+// a hostile 2147483647, made the operator build that many pods and
+// Services in memory and flood the API server; no real training job runs
+// anywhere near this many pods of one type.
+const MaxReplicas = 10000
+
+// maxReplicas rejects replica counts above MaxReplicas.
+func maxReplicas(replicas *int32, p *field.Path) field.ErrorList {
+	if replicas != nil && *replicas > MaxReplicas {
+		return field.ErrorList{field.Invalid(p, *replicas, fmt.Sprintf("must be less than or equal to %d", MaxReplicas))}
+	}
+	return nil
+}
+
+// validatePodTemplate checks the parts of a replica's pod template that
+// would make every pod creation fail, so that the job is rejected with a
+// field path instead of being accepted and then stuck retrying
+// FailedCreatePod: template labels and annotations, duplicate container
+// names, and container ports (number ranges, IANA_SVC_NAME port names, port
+// names unique within the pod). The full pod validation stays with the API
+// server.
+func validatePodTemplate(t *corev1.PodTemplateSpec, p *field.Path) field.ErrorList {
+	meta := p.Child("metadata")
+	errs := metav1validation.ValidateLabels(t.Labels, meta.Child("labels"))
+	errs = append(errs, apimachineryvalidation.ValidateAnnotations(t.Annotations, meta.Child("annotations"))...)
+	containersPath := p.Child("spec", "containers")
+	names := map[string]bool{}
+	portNames := map[string]bool{}
+	for i, c := range t.Spec.Containers {
+		cp := containersPath.Index(i)
+		if c.Name != "" && names[c.Name] {
+			errs = append(errs, field.Duplicate(cp.Child("name"), c.Name))
+		}
+		names[c.Name] = true
+		for j, port := range c.Ports {
+			pp := cp.Child("ports").Index(j)
+			if port.Name != "" {
+				for _, msg := range validation.IsValidPortName(port.Name) {
+					errs = append(errs, field.Invalid(pp.Child("name"), port.Name, msg))
+				}
+				if portNames[port.Name] {
+					errs = append(errs, field.Duplicate(pp.Child("name"), port.Name))
+				}
+				portNames[port.Name] = true
+			}
+			for _, msg := range validation.IsValidPortNum(int(port.ContainerPort)) {
+				errs = append(errs, field.Invalid(pp.Child("containerPort"), port.ContainerPort, msg))
+			}
+			if port.HostPort != 0 {
+				for _, msg := range validation.IsValidPortNum(int(port.HostPort)) {
+					errs = append(errs, field.Invalid(pp.Child("hostPort"), port.HostPort, msg))
+				}
+			}
+		}
 	}
 	return errs
 }

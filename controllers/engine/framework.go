@@ -84,6 +84,14 @@ type ServiceLess interface {
 // conflictRetry is how often a job blocked by a child-name conflict looks again.
 const conflictRetry = 30 * time.Second
 
+// OrderedCreation is an optional capability for frameworks whose replica
+// types must be created one after the other in ReplicaTypes order (MPI's
+// launcher after its workers). Others get all missing children of a job in
+// one parallel batch, one round trip instead of one per type.
+type OrderedCreation interface {
+	CreateInOrder() bool
+}
+
 // ReplicaNamer is an optional capability for frameworks whose children are
 // not named <job>-<lower rtype>-<index> (MPI's launcher is <job>-launcher).
 // Children still carry the replica-type and replica-index labels.

@@ -263,7 +263,7 @@ func (r *Reconciler) reconcile(ctx context.Context, job client.Object, p *plan) 
 	}
 	if msg := runnable(specs, r.fw.ReplicaTypes(job)); msg != "" {
 		r.fail(p, job, kind+"FailedValidation", msg, corev1.EventTypeWarning, now)
-		return r.finish(ctx, job, ch, p)
+		return r.finishAfterWrite(p)
 	}
 	if rp.Suspend != nil && *rp.Suspend {
 		return r.suspend(ctx, job, ch, p, now)
@@ -302,7 +302,7 @@ func (r *Reconciler) reconcile(ctx context.Context, job client.Object, p *plan) 
 		}
 	}
 	if isFinished(st) {
-		return r.finish(ctx, job, ch, p)
+		return r.finishAfterWrite(p)
 	}
 
 	p.counted = a.counted
@@ -355,7 +355,7 @@ func (r *Reconciler) reconcile(ctx context.Context, job client.Object, p *plan) 
 			p.event(corev1.EventTypeNormal, kind+reasonSucceeded, "%s", v.SucceededMessage)
 			p.succeeded = true
 		}
-		return r.finish(ctx, job, ch, p)
+		return r.finishAfterWrite(p)
 	case v.Running && len(a.retries) == 0:
 		first := getCondition(st, kubeflowv1.JobRunning) == nil
 		if setCondition(st, newCondition(kubeflowv1.JobRunning, corev1.ConditionTrue, kind+reasonRunning, v.RunningMessage, now)) && first {
@@ -416,15 +416,34 @@ func (r *Reconciler) fail(p *plan, job client.Object, reason, msg, eventType str
 	}
 }
 
-// finish handles a terminal job: cleanPodPolicy, extra children, TTL.
-func (r *Reconciler) finish(ctx context.Context, job client.Object, ch children, p *plan) error {
-	st := &p.status
+// finishAfterWrite is finish for a job that turned terminal in this pass:
+// only its status part. The side effects (cleanPodPolicy deletions, gang and
+// extra children teardown, TTL) run in the next pass, which starts from the
+// written terminal status. Deleting pods before the terminal condition is
+// durable let a failed status write or an operator crash in between make the
+// next pass see a running job without pods, recreate them and run a finished
+// job again (found by make chaos).
+func (r *Reconciler) finishAfterWrite(p *plan) error {
+	finishStatus(&p.status)
+	p.requeue(0)
+	return nil
+}
+
+// finishStatus is the status part of finishing: a succeeded job has no
+// active replicas left.
+func finishStatus(st *kubeflowv1.JobStatus) {
 	if hasCondition(st, kubeflowv1.JobSucceeded) {
 		for _, rs := range st.ReplicaStatuses {
 			rs.Succeeded += rs.Active
 			rs.Active = 0
 		}
 	}
+}
+
+// finish handles a terminal job whose terminal condition is already
+// written: cleanPodPolicy, extra children, TTL.
+func (r *Reconciler) finish(ctx context.Context, job client.Object, ch children, p *plan) error {
+	finishStatus(&p.status)
 	policy := kubeflowv1.CleanPodPolicyNone
 	if cp := r.fw.RunPolicy(job).CleanPodPolicy; cp != nil && *cp != "" {
 		policy = *cp

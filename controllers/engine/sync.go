@@ -68,68 +68,52 @@ func (r *Reconciler) needsServices() bool {
 }
 
 // syncReplicas creates missing pods and Services by index and deletes the
-// ones past the spec (scale down), in bounded parallel fan-out.
-//
-// Replica types are created one after the other in the framework's order
-// (MPI's workers before its launcher), each type in parallel.
+// ones past the spec (scale down), in bounded parallel fan-out: all of a
+// job's missing children in one batch, or one batch per replica type in the
+// framework's order for frameworks that need it (OrderedCreation).
 func (r *Reconciler) syncReplicas(ctx context.Context, job client.Object, ch children, specs map[kubeflowv1.ReplicaType]*kubeflowv1.ReplicaSpec, p *plan, now metav1.Time, gang GangScheduler) error {
-	uid := job.GetUID()
+	ordered := false
+	if oc, ok := r.fw.(OrderedCreation); ok {
+		ordered = oc.CreateInOrder()
+	}
 	var conflicts []string
 	var created createdChildren
 	// One event per kind of child per pass, not one per object: a 1000-worker
 	// job would otherwise spend as many requests on events as on pods.
 	defer created.emit(r.recorder, job)
-	for _, rt := range r.fw.ReplicaTypes(job) {
-		var creates []client.Object
-		// The template is the same for every index: warn once per pass.
-		var restartWarning, schedulerWarning string
-		spec := specs[rt]
-		for i := 0; i < int(replicasOf(spec)); i++ {
-			name := childName(r.fw, job, rt, i)
-			if r.needsServices() {
-				if _, ok := ch.services[rt][i]; ok {
-					r.inflight.observed(uid, "svc/"+name)
-				} else if !r.inflight.isCreating(uid, "svc/"+name, now.Time) {
-					creates = append(creates, BuildService(r.fw, job, rt, i, spec))
-				}
-			}
-			if _, ok := ch.pods[rt][i]; ok {
-				r.inflight.observed(uid, "pod/"+name)
-				continue
-			}
-			if r.inflight.isCreating(uid, "pod/"+name, now.Time) {
-				continue
-			}
-			pod, ov, err := BuildPod(r.fw, job, rt, i, spec)
-			if err != nil {
-				return fmt.Errorf("building pod %s: %w", name, err)
-			}
-			if ov {
-				restartWarning = "Restart policy in pod template will be overwritten by restart policy in replica spec"
-			}
-			if gang != nil {
-				if w := gang.DecoratePod(job, r.fw, rt, pod); w != "" {
-					schedulerWarning = w
-				}
-			}
-			creates = append(creates, pod)
-		}
-		c, err := r.createChildren(ctx, job, creates, &created)
+	var batch []client.Object
+	// The template is the same for every index: warn once per type and pass.
+	var warnings []event
+	flush := func() error {
+		c, err := r.createChildren(ctx, job, batch, &created)
 		if created.madePods {
-			if restartWarning != "" {
-				r.recorder.Event(job, corev1.EventTypeWarning, "SetPodTemplateRestartPolicy", restartWarning)
+			for _, w := range warnings {
+				r.recorder.Event(job, w.eventType, w.reason, w.message)
 			}
-			if schedulerWarning != "" {
-				r.recorder.Event(job, corev1.EventTypeWarning, "SetPodTemplateSchedulerName", schedulerWarning)
-			}
-			created.madePods = false
 		}
+		batch, warnings, created.madePods = nil, nil, false
 		conflicts = append(conflicts, c...)
+		return err
+	}
+	for _, rt := range r.fw.ReplicaTypes(job) {
+		creates, typeWarnings, err := r.missingChildren(job, ch, rt, specs[rt], now, gang)
 		if err != nil {
+			return err
+		}
+		batch = append(batch, creates...)
+		warnings = append(warnings, typeWarnings...)
+		if !ordered {
+			continue
+		}
+		if err := flush(); err != nil {
 			// Later types wait (MPI's launcher needs its workers); retried with backoff.
 			r.recordConflicts(job, p, conflicts, now)
 			return err
 		}
+	}
+	if err := flush(); err != nil {
+		r.recordConflicts(job, p, conflicts, now)
+		return err
 	}
 	r.recordConflicts(job, p, conflicts, now)
 
@@ -137,6 +121,53 @@ func (r *Reconciler) syncReplicas(ctx context.Context, job client.Object, ch chi
 		return err
 	}
 	return r.deleteServices(ctx, job, ch.strayServices)
+}
+
+// missingChildren builds the pods and Services of one replica type that
+// neither exist nor are being created, and the template warnings to record
+// once they are.
+func (r *Reconciler) missingChildren(job client.Object, ch children, rt kubeflowv1.ReplicaType, spec *kubeflowv1.ReplicaSpec, now metav1.Time, gang GangScheduler) ([]client.Object, []event, error) {
+	uid := job.GetUID()
+	var creates []client.Object
+	var restartWarning, schedulerWarning string
+	for i := 0; i < int(replicasOf(spec)); i++ {
+		name := childName(r.fw, job, rt, i)
+		if r.needsServices() {
+			if _, ok := ch.services[rt][i]; ok {
+				r.inflight.observed(uid, "svc/"+name)
+			} else if !r.inflight.isCreating(uid, "svc/"+name, now.Time) {
+				creates = append(creates, BuildService(r.fw, job, rt, i, spec))
+			}
+		}
+		if _, ok := ch.pods[rt][i]; ok {
+			r.inflight.observed(uid, "pod/"+name)
+			continue
+		}
+		if r.inflight.isCreating(uid, "pod/"+name, now.Time) {
+			continue
+		}
+		pod, ov, err := BuildPod(r.fw, job, rt, i, spec)
+		if err != nil {
+			return nil, nil, fmt.Errorf("building pod %s: %w", name, err)
+		}
+		if ov {
+			restartWarning = "Restart policy in pod template will be overwritten by restart policy in replica spec"
+		}
+		if gang != nil {
+			if w := gang.DecoratePod(job, r.fw, rt, pod); w != "" {
+				schedulerWarning = w
+			}
+		}
+		creates = append(creates, pod)
+	}
+	var warnings []event
+	if restartWarning != "" {
+		warnings = append(warnings, event{corev1.EventTypeWarning, "SetPodTemplateRestartPolicy", restartWarning})
+	}
+	if schedulerWarning != "" {
+		warnings = append(warnings, event{corev1.EventTypeWarning, "SetPodTemplateSchedulerName", schedulerWarning})
+	}
+	return creates, warnings, nil
 }
 
 // createdChildren collects what one pass created, for its events.

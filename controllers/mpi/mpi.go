@@ -63,6 +63,7 @@ var (
 	_ engine.ChildReconciler = (*Framework)(nil)
 	_ engine.ServiceLess     = (*Framework)(nil)
 	_ engine.ReplicaNamer    = (*Framework)(nil)
+	_ engine.OrderedCreation = (*Framework)(nil)
 )
 
 // New builds the adapter.
@@ -122,6 +123,10 @@ func (*Framework) DefaultPortName() string { return kubeflowv1.MPIJobDefaultPort
 
 // NeedsServices implements engine.ServiceLess: MPI peers talk through kubectl exec.
 func (*Framework) NeedsServices() bool { return false }
+
+// CreateInOrder implements engine.OrderedCreation: the launcher starts mpirun
+// at once, so its workers must exist first.
+func (*Framework) CreateInOrder() bool { return true }
 
 // ReplicaName implements engine.ReplicaNamer: <job>-launcher and <job>-worker-<i>.
 func (*Framework) ReplicaName(obj client.Object, rt kubeflowv1.ReplicaType, index int) string {

@@ -120,6 +120,7 @@ type Cluster struct {
 	nextNode int
 	stopped  bool
 	stopErr  error
+	restarts int // component restarts by fault injection (faults.go), numbers kept logs
 }
 
 type ports struct {

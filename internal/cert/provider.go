@@ -61,7 +61,7 @@ import (
 // RBAC for the Secret and the webhook configurations. The Makefile's rbac
 // generator only reads ./controllers/...; these markers document what the
 // operator's ClusterRole must grant for the built-in certificates.
-// +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch;create;update
+// +kubebuilder:rbac:groups="",resources=secrets,verbs=get;create;update
 // +kubebuilder:rbac:groups=admissionregistration.k8s.io,resources=mutatingwebhookconfigurations;validatingwebhookconfigurations,verbs=get;list;watch;create;update
 
 const (

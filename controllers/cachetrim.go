@@ -1,0 +1,92 @@
+/*
+Copyright 2026 The training-operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package controllers
+
+import (
+	corev1 "k8s.io/api/core/v1"
+)
+
+// The operator keeps every pod and Service of every job it owns in memory,
+// finished ones included (cleanPodPolicy None keeps them), so what a cached
+// child carries decides the footprint of a large cluster. The engine reads
+// children's metadata and pod status only, never writes them back, so the
+// caches drop the rest: the pod spec (containers, env, volumes: most of a
+// pod) and the Service spec.
+
+// trimPod keeps a pod's metadata (without managedFields), its phase,
+// conditions and container states, and the names of its containers.
+func trimPod(obj any) (any, error) {
+	pod, ok := obj.(*corev1.Pod)
+	if !ok {
+		return obj, nil
+	}
+	pod.ManagedFields = nil
+	pod.Spec = corev1.PodSpec{
+		Containers:     containerNames(pod.Spec.Containers),
+		InitContainers: containerNames(pod.Spec.InitContainers),
+		RestartPolicy:  pod.Spec.RestartPolicy,
+		SchedulerName:  pod.Spec.SchedulerName,
+		NodeName:       pod.Spec.NodeName,
+	}
+	pod.Status.ContainerStatuses = trimStatuses(pod.Status.ContainerStatuses)
+	pod.Status.InitContainerStatuses = trimStatuses(pod.Status.InitContainerStatuses)
+	pod.Status.EphemeralContainerStatuses = nil
+	pod.Status.PodIPs, pod.Status.HostIPs = nil, nil
+	return pod, nil
+}
+
+// trimService keeps a Service's metadata (without managedFields).
+func trimService(obj any) (any, error) {
+	svc, ok := obj.(*corev1.Service)
+	if !ok {
+		return obj, nil
+	}
+	svc.ManagedFields = nil
+	svc.Spec = corev1.ServiceSpec{}
+	svc.Status = corev1.ServiceStatus{}
+	return svc, nil
+}
+
+func containerNames(cs []corev1.Container) []corev1.Container {
+	if len(cs) == 0 {
+		return nil
+	}
+	out := make([]corev1.Container, len(cs))
+	for i := range cs {
+		out[i] = corev1.Container{Name: cs[i].Name}
+	}
+	return out
+}
+
+// trimStatuses keeps what failure messages and restart decisions read.
+func trimStatuses(ss []corev1.ContainerStatus) []corev1.ContainerStatus {
+	if len(ss) == 0 {
+		return nil
+	}
+	out := make([]corev1.ContainerStatus, len(ss))
+	for i, s := range ss {
+		out[i] = corev1.ContainerStatus{
+			Name:                 s.Name,
+			State:                s.State,
+			LastTerminationState: s.LastTerminationState,
+			Ready:                s.Ready,
+			Started:              s.Started,
+			RestartCount:         s.RestartCount,
+		}
+	}
+	return out
+}

@@ -1,0 +1,202 @@
+/*
+Copyright 2026 The training-operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package main
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"strconv"
+	"time"
+
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	kubeflowv1 "github.com/seed-d8a409e9/training-operator/apis/kubeflow.org/v1"
+	"github.com/seed-d8a409e9/training-operator/e2e/cluster"
+)
+
+// Designs. KWOK finishes a pod with the exit code in its template, so every
+// incarnation of a replica behaves the same: outcomes and retry counts are
+// fixed by the design, whatever faults hit the operator.
+const (
+	designOK       = "ok"      // decisive replica exits 0: Succeeded, no retry
+	designFail     = "fail"    // one replica exits with a code its policy does not retry: Failed, no retry
+	designBackoff  = "backoff" // one replica exits with a retried code until backoffLimit: Failed, restartCount = limit
+	designDisrupt  = "disrupt" // the harness deletes one running pod once: recreated, then Succeeded
+	disruptRuntime = 25 * time.Second
+)
+
+// expectation is what a job must end with.
+type expectation struct {
+	Kind   string `json:"kind"`
+	Design string `json:"design"`
+	Policy string `json:"policy"`
+	Code   int    `json:"exitCode"`
+	// Outcome is the terminal condition type: Succeeded or Failed.
+	Outcome string `json:"outcome"`
+	// RestartCount must equal this when RestartExact, else be at most it.
+	RestartCount int32 `json:"restartCount"`
+	RestartExact bool  `json:"restartExact"`
+	// Replicas is how many pod names (slots) the job has.
+	Replicas int `json:"replicas"`
+	// Incarnations is how many pods each name must have had; names not
+	// listed must have had exactly one.
+	Incarnations map[string]int `json:"incarnations,omitempty"`
+	// DisruptPod is the pod the harness deletes once while the job runs.
+	DisruptPod string `json:"disruptPod,omitempty"`
+	// DecisivePod is the pod whose exit decides a disrupt job.
+	DecisivePod string `json:"decisivePod,omitempty"`
+}
+
+// plannedJob is one job of a burst.
+type plannedJob struct {
+	obj    client.Object
+	kind   kindDef
+	expect expectation
+}
+
+func (p plannedJob) key() string { return p.obj.GetNamespace() + "/" + p.obj.GetName() }
+
+// planBurst draws n jobs over all six kinds and four designs from rng.
+func planBurst(rng *rand.Rand, ns string, n int) []plannedJob {
+	out := make([]plannedJob, 0, n)
+	for i := range n {
+		k := kinds[i%len(kinds)] // every kind equally
+		var d string
+		switch r := rng.IntN(100); {
+		case r < 35:
+			d = designOK
+		case r < 55:
+			d = designFail
+		case r < 80:
+			d = designBackoff
+		default:
+			d = designDisrupt
+		}
+		out = append(out, planJob(rng, k, d, ns, fmt.Sprintf("%s-%s-%03d", k.abbr, d, i)))
+	}
+	return out
+}
+
+var allPolicies = []kubeflowv1.RestartPolicy{
+	kubeflowv1.RestartPolicyAlways, kubeflowv1.RestartPolicyOnFailure,
+	kubeflowv1.RestartPolicyExitCode, kubeflowv1.RestartPolicyNever,
+}
+
+// backoffCase is a retried exit code under a policy and a backoffLimit.
+type backoffCase struct {
+	policy kubeflowv1.RestartPolicy
+	code   int
+	limit  int32
+}
+
+var backoffCases = []backoffCase{
+	{kubeflowv1.RestartPolicyExitCode, 137, 2},
+	{kubeflowv1.RestartPolicyExitCode, 143, 1},
+	{kubeflowv1.RestartPolicyOnFailure, 1, 1},
+	{kubeflowv1.RestartPolicyOnFailure, 137, 2},
+	{kubeflowv1.RestartPolicyAlways, 2, 2},
+}
+
+// failCase is an exit code the policy does not retry.
+var failCases = []struct {
+	policy kubeflowv1.RestartPolicy
+	code   int
+}{
+	{kubeflowv1.RestartPolicyNever, 1},
+	{kubeflowv1.RestartPolicyNever, 137},
+	{kubeflowv1.RestartPolicyExitCode, 1},
+	{kubeflowv1.RestartPolicyExitCode, 127},
+}
+
+// planJob builds one job of design d. Replicas that must not decide the
+// outcome carry no exit annotation and run until cleanPodPolicy All removes
+// them; the failing replica is alone in its type so that each retry round
+// has exactly one failure (two failures counted in one pass could stop a
+// job one short of its limit).
+func planJob(rng *rand.Rand, k kindDef, d, ns, name string) plannedJob {
+	var (
+		obj    client.Object
+		e      = expectation{Kind: k.kind, Design: d}
+		policy = allPolicies[rng.IntN(len(allPolicies))]
+		delay  = time.Duration(1000+rng.IntN(4000)) * time.Millisecond
+		others = int32(1 + rng.IntN(2))
+	)
+	// failing is the replica type that exits with a non-zero code.
+	failing := k.other
+	if failing == "" || k.kind == kubeflowv1.MPIJobKind {
+		failing = k.decisive // JAX has one type; MPI's workers never exit by themselves
+	}
+	switch d {
+	case designOK:
+		obj = k.build(name, ns, others)
+		annotate(obj, k.decisive, cluster.ExitCodeAnnotation, "0")
+		annotate(obj, k.decisive, cluster.ExitDelayAnnotation, delay.String())
+		e.Outcome = string(kubeflowv1.JobSucceeded)
+		e.RestartExact = true
+	case designFail, designBackoff:
+		obj = k.build(name, ns, 1)
+		code, limit := 0, int32(-1)
+		if d == designFail {
+			c := failCases[rng.IntN(len(failCases))]
+			policy, code = c.policy, c.code
+		} else {
+			c := backoffCases[rng.IntN(len(backoffCases))]
+			policy, code, limit = c.policy, c.code, c.limit
+		}
+		annotate(obj, failing, cluster.ExitCodeAnnotation, strconv.Itoa(code))
+		annotate(obj, failing, cluster.ExitDelayAnnotation, delay.String())
+		e.Code = code
+		e.Outcome = string(kubeflowv1.JobFailed)
+		e.RestartExact = true
+		if limit >= 0 {
+			runPolicy(obj).BackoffLimit = ptr.To(limit)
+			e.RestartCount = limit
+			// The original and one replacement per allowed retry.
+			e.Incarnations = map[string]int{k.podName(name, failing, 0): int(limit) + 1}
+		}
+	case designDisrupt:
+		if k.other == "" {
+			others = 2 // JAX: delete worker-1 of two; all must succeed
+		}
+		obj = k.build(name, ns, others)
+		for rt := range replicaSpecs(obj) {
+			if rt == k.decisive || k.other == "" {
+				annotate(obj, rt, cluster.ExitCodeAnnotation, "0")
+				annotate(obj, rt, cluster.ExitDelayAnnotation, disruptRuntime.String())
+			}
+		}
+		e.Outcome = string(kubeflowv1.JobSucceeded)
+		// The deletion is counted only if the operator sees the pod while
+		// it terminates (KWOK removes it at once): 0 or 1, never more.
+		e.RestartCount = 1
+		e.DecisivePod = k.podName(name, k.decisive, 0)
+		if k.other == "" {
+			e.DisruptPod = k.podName(name, k.decisive, 1)
+		} else {
+			e.DisruptPod = k.podName(name, k.other, 0)
+		}
+		e.Incarnations = map[string]int{e.DisruptPod: 2}
+	}
+	for _, s := range replicaSpecs(obj) {
+		s.RestartPolicy = policy
+		e.Replicas += int(ptr.Deref(s.Replicas, 1))
+	}
+	e.Policy = string(policy)
+	runPolicy(obj).CleanPodPolicy = ptr.To(kubeflowv1.CleanPodPolicyAll)
+	return plannedJob{obj: obj, kind: k, expect: e}
+}

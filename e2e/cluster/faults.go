@@ -1,0 +1,102 @@
+/*
+Copyright 2026 The training-operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package cluster
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+	"syscall"
+	"time"
+
+	"k8s.io/client-go/kubernetes"
+)
+
+// Fault injection for chaos tests (e2e/chaos). Components are restarted on
+// the same ports, certificates and data directory, so clients only see a
+// connection outage.
+
+// RestartAPIServer kills kube-apiserver with SIGKILL (no graceful shutdown,
+// as in a crash), starts it again with the same flags and returns once its
+// /readyz answers. The previous log is kept as kube-apiserver.<n>.log.
+func (c *Cluster) RestartAPIServer(ctx context.Context) error {
+	c.mu.Lock()
+	if c.stopped {
+		c.mu.Unlock()
+		return fmt.Errorf("cluster is stopped")
+	}
+	i := c.procIndex("kube-apiserver")
+	if i < 0 {
+		c.mu.Unlock()
+		return fmt.Errorf("kube-apiserver is not running")
+	}
+	old := c.procs[i]
+	old.signal(syscall.SIGKILL)
+	<-old.done
+	c.restarts++
+	// startProcess truncates the log: keep the crashed instance's log.
+	_ = os.Rename(old.logPath, strings.TrimSuffix(old.logPath, ".log")+fmt.Sprintf(".%d.log", c.restarts))
+	p, err := startProcess("kube-apiserver", c.bin("kube-apiserver"), c.apiserverArgs(), c.logDir(), nil)
+	if err != nil {
+		c.mu.Unlock()
+		return err
+	}
+	c.procs[i] = p
+	c.mu.Unlock()
+
+	cs, err := kubernetes.NewForConfig(c.clientConfig())
+	if err != nil {
+		return err
+	}
+	readyz := func(ctx context.Context) (bool, error) {
+		if p.exited() {
+			return false, p.exitError()
+		}
+		_, err := cs.Discovery().RESTClient().Get().AbsPath("/readyz").DoRaw(ctx)
+		return err == nil, nil
+	}
+	return c.waitFor(ctx, 2*time.Minute, "restarted kube-apiserver /readyz", readyz)
+}
+
+// PauseEtcd stops etcd with SIGSTOP: it keeps its sockets but answers
+// nothing, like a hung disk or a partitioned member. Call ResumeEtcd after.
+func (c *Cluster) PauseEtcd() error { return c.signalComponent("etcd", syscall.SIGSTOP) }
+
+// ResumeEtcd continues an etcd stopped by PauseEtcd (SIGCONT).
+func (c *Cluster) ResumeEtcd() error { return c.signalComponent("etcd", syscall.SIGCONT) }
+
+func (c *Cluster) signalComponent(name string, sig syscall.Signal) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	i := c.procIndex(name)
+	if i < 0 || c.procs[i].exited() {
+		return fmt.Errorf("%s is not running", name)
+	}
+	c.procs[i].signal(sig)
+	return nil
+}
+
+// procIndex finds a component in c.procs; call with c.mu held.
+func (c *Cluster) procIndex(name string) int {
+	for i, p := range c.procs {
+		if p.name == name {
+			return i
+		}
+	}
+	return -1
+}

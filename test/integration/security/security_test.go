@@ -1,0 +1,305 @@
+/*
+Copyright 2026 The training-operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package security_test
+
+import (
+	"context"
+	"crypto/tls"
+	"fmt"
+	"net"
+	"net/http"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	authenticationv1 "k8s.io/api/authentication/v1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/kubernetes"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/seed-d8a409e9/training-operator/internal/testjobs"
+	"github.com/seed-d8a409e9/training-operator/test/util"
+)
+
+// TestSecurity runs one operator with the chart's RBAC and secure metrics,
+// then checks metrics authentication, TLS versions and least privilege.
+func TestSecurity(t *testing.T) {
+	s := start(t)
+	op := s.startOperator(t, nil)
+	s.waitWebhooksReachable(t, testjobs.MakePyTorchJob("probe", "default").Master(1).Obj())
+
+	t.Run("secure metrics require authentication and authorization", func(t *testing.T) {
+		s.checkMetricsAuth(t, op)
+	})
+	t.Run("TLS below 1.2 is refused", func(t *testing.T) {
+		for _, srv := range []struct{ name, addr string }{{"webhook server", op.WebhookAddr}, {"metrics server", op.MetricsAddr}} {
+			for _, v := range []struct {
+				name    string
+				version uint16
+				ok      bool
+			}{{"TLS 1.0", tls.VersionTLS10, false}, {"TLS 1.1", tls.VersionTLS11, false}, {"TLS 1.2", tls.VersionTLS12, true}, {"TLS 1.3", tls.VersionTLS13, true}} {
+				err := handshake(srv.addr, v.version)
+				switch {
+				case v.ok && err != nil:
+					t.Errorf("%s: %s handshake failed: %v", srv.name, v.name, err)
+				case !v.ok && err == nil:
+					t.Errorf("%s: %s handshake succeeded, want refused", srv.name, v.name)
+				}
+				t.Logf("%s %s: handshake error %v", srv.name, v.name, err)
+			}
+		}
+	})
+	t.Run("RBAC grants exactly what the operator uses", func(t *testing.T) {
+		s.checkLeastPrivilege(t, op)
+	})
+}
+
+// handshake dials addr speaking exactly one TLS version.
+func handshake(addr string, version uint16) error {
+	d := &net.Dialer{Timeout: 5 * time.Second}
+	conn, err := tls.DialWithDialer(d, "tcp", addr, &tls.Config{
+		MinVersion:         version,
+		MaxVersion:         version,
+		InsecureSkipVerify: true, //nolint:gosec // only the protocol version is under test
+	})
+	if err != nil {
+		return err
+	}
+	return conn.Close()
+}
+
+// checkMetricsAuth checks the chart's secure metrics: no token is 401, a
+// bad token 401, a ServiceAccount without the metrics-reader role 403, one
+// bound to training-operator-metrics-reader 200. The chart ships the RBAC
+// the operator needs for this (tokenreviews and subjectaccessreviews
+// create) and the reader ClusterRole.
+func (s *suite) checkMetricsAuth(t *testing.T, op *util.FullOperator) {
+	ctx := t.Context()
+	if op.MetricsAddr == "" {
+		t.Fatal("secure metrics are not served")
+	}
+	// The chart's RBAC for it.
+	auth := s.chartObject("ClusterRole", "training-operator-metrics-auth")
+	reader := s.chartObject("ClusterRole", "training-operator-metrics-reader")
+	if auth == nil || reader == nil {
+		t.Fatalf("the chart with metrics.secure lacks the metrics ClusterRoles (auth %v, reader %v)", auth != nil, reader != nil)
+	}
+	for _, want := range []string{"tokenreviews", "subjectaccessreviews"} {
+		rules, _, _ := unstructured.NestedSlice(auth.Object, "rules")
+		if !strings.Contains(fmt.Sprint(rules), want) {
+			t.Errorf("training-operator-metrics-auth does not grant %s: %v", want, rules)
+		}
+	}
+	if rules, _, _ := unstructured.NestedSlice(reader.Object, "rules"); !strings.Contains(fmt.Sprint(rules), "/metrics") {
+		t.Errorf("training-operator-metrics-reader does not grant /metrics: %v", rules)
+	}
+	// The default install: report whether metrics are secure out of the box.
+	def, err := parseManifests(helm(t, "template", "training-operator", filepath.Join(util.RepoRoot(), "charts", "training-operator"), "--namespace", releaseNamespace))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range def {
+		if o.GetKind() == "ConfigMap" && strings.HasPrefix(o.GetName(), "training-operator-config") {
+			data, _, _ := unstructured.NestedString(o.Object, "data", "config.yaml")
+			t.Logf("chart defaults: metrics.secure in the rendered configuration: %v", strings.Contains(data, "secure: true"))
+		}
+	}
+
+	cs, err := kubernetes.NewForConfig(s.admin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const ns = "monitoring"
+	if _, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	token := func(sa string) string {
+		t.Helper()
+		if _, err := cs.CoreV1().ServiceAccounts(ns).Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: sa}}, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		tr, err := cs.CoreV1().ServiceAccounts(ns).CreateToken(ctx, sa, &authenticationv1.TokenRequest{}, metav1.CreateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tr.Status.Token
+	}
+	prometheus, nobody := token("prometheus"), token("nobody")
+	if _, err := cs.RbacV1().ClusterRoleBindings().Create(ctx, &rbacv1.ClusterRoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: "prometheus-training-operator-metrics"},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "training-operator-metrics-reader"},
+		Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: ns, Name: "prometheus"}},
+	}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+
+	// The endpoint's certificate is self-signed (no CertDir); only
+	// authentication and authorization are under test here.
+	httpc := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}} //nolint:gosec
+	for _, tc := range []struct {
+		name, token string
+		want        int
+	}{
+		{"no token", "", http.StatusUnauthorized},
+		{"invalid token", "not-a-token", http.StatusUnauthorized},
+		{"ServiceAccount without the reader role", nobody, http.StatusForbidden},
+		{"ServiceAccount bound to training-operator-metrics-reader", prometheus, http.StatusOK},
+	} {
+		var code int
+		var body string
+		// RBAC bindings take a moment to reach the authorizer's cache.
+		deadline := time.Now().Add(30 * time.Second)
+		for {
+			req, err := http.NewRequestWithContext(ctx, http.MethodGet, "https://"+op.MetricsAddr+"/metrics", nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tc.token != "" {
+				req.Header.Set("Authorization", "Bearer "+tc.token)
+			}
+			if code, body, err = httpStatus(httpc, req); err != nil {
+				t.Fatal(err)
+			}
+			if code == tc.want || time.Now().After(deadline) {
+				break
+			}
+			time.Sleep(poll)
+		}
+		if code != tc.want {
+			t.Errorf("%s: GET /metrics = %d (%.200s), want %d", tc.name, code, body, tc.want)
+		}
+		if tc.want == http.StatusOK && !strings.Contains(body, "# HELP") {
+			t.Errorf("%s: no metrics in the body: %.200s", tc.name, body)
+		}
+		t.Logf("GET /metrics, %s: %d %.80q", tc.name, code, strings.SplitN(body, "\n", 2)[0])
+	}
+}
+
+// delegated are grants the operator holds without calling them itself,
+// with the reason, checked against the cluster by the workload.
+type delegated struct {
+	call   apiCall
+	reason string
+}
+
+// checkLeastPrivilege runs a workload that exercises every feature with the
+// operator impersonating the chart's ServiceAccount, normalises every API
+// request it made to (group, resource, verb), and compares the set with
+// config/rbac/role.yaml in both directions.
+func (s *suite) checkLeastPrivilege(t *testing.T, op *util.FullOperator) {
+	w := &workload{s: s, t: t, ctx: t.Context()}
+	w.run(op)
+	// The native Workload/PodGroup API is a separate operator setting:
+	// restart with it (which also hands the Lease over) for one job.
+	if err := op.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	w.runNativeGang()
+
+	// With impersonation, a missing permission is an API error the
+	// operator logs ("... is forbidden: User ... cannot ...").
+	for _, line := range strings.Split(s.logs.String(), "\n") {
+		if strings.Contains(line, "is forbidden") {
+			t.Errorf("the chart's RBAC refused an operator call: %.400s", line)
+		}
+	}
+	observed := s.recorder.snapshot()
+	granted := grants(roleYAML(t, filepath.Join(util.RepoRoot(), "config", "rbac", "role.yaml")))
+	// The secure metrics filter's reviews come from the chart's
+	// training-operator-metrics-auth ClusterRole, not role.yaml.
+	var metricsAuth map[apiCall]bool
+	{
+		o := s.chartObject("ClusterRole", "training-operator-metrics-auth")
+		var cr rbacv1.ClusterRole
+		if err := runtimeConvert(o, &cr); err != nil {
+			t.Fatal(err)
+		}
+		metricsAuth = grants(cr.Rules)
+	}
+
+	var lines, notAllowed []string
+	for _, c := range sortedCalls(observed) {
+		where := "role.yaml"
+		switch {
+		case allowedBy(granted, c):
+		case allowedBy(metricsAuth, c):
+			where = "chart training-operator-metrics-auth"
+		default:
+			where = "NOT GRANTED"
+			notAllowed = append(notAllowed, c.String())
+		}
+		lines = append(lines, fmt.Sprintf("%-62s x%-5d %s", c, observed[c], where))
+	}
+	t.Logf("observed API calls (group resource verb, count, granted by):\n%s", strings.Join(lines, "\n"))
+	s.recorder.mu.Lock()
+	var nr []string
+	for k, v := range s.recorder.nonResource {
+		nr = append(nr, fmt.Sprintf("%s x%d", k, v))
+	}
+	s.recorder.mu.Unlock()
+	slices.Sort(nr)
+	t.Logf("non-resource requests (discovery, allowed to every authenticated user): %s", strings.Join(nr, ", "))
+	if len(notAllowed) > 0 {
+		t.Errorf("calls not granted by config/rbac/role.yaml:\n  %s", strings.Join(notAllowed, "\n  "))
+	}
+
+	used := map[apiCall]string{}
+	for c := range observed {
+		used[c] = "called"
+	}
+	for _, d := range w.delegated {
+		if _, ok := used[d.call]; !ok {
+			used[d.call] = d.reason
+		}
+	}
+	var unused, justified []string
+	for _, g := range sortedCalls(granted) {
+		switch why, ok := used[g]; {
+		case !ok:
+			unused = append(unused, g.String())
+		case why != "called":
+			justified = append(justified, fmt.Sprintf("%s: %s", g, why))
+		}
+	}
+	t.Logf("granted and not called, but needed:\n  %s", strings.Join(justified, "\n  "))
+	if len(unused) > 0 {
+		t.Errorf("config/rbac/role.yaml grants what the operator never used (remove the kubebuilder:rbac markers' verbs):\n  %s", strings.Join(unused, "\n  "))
+	}
+}
+
+// jobCondition reports whether a job (any kind, via unstructured) has a
+// True condition of the type.
+func (s *suite) jobCondition(ctx context.Context, kind, ns, name, condType string) bool {
+	u := &unstructured.Unstructured{}
+	u.SetAPIVersion("kubeflow.org/v1")
+	u.SetKind(kind)
+	if err := s.k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, u); err != nil {
+		return false
+	}
+	conds, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
+	for _, c := range conds {
+		if m, _ := c.(map[string]any); m["type"] == condType && m["status"] == "True" {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,307 @@
+/*
+Copyright 2026 The training-operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Package security_test runs the operator in-process on a real local
+// control plane (e2e/cluster) with nothing but the RBAC the Helm chart
+// installs (every API call impersonates the chart's ServiceAccount) and
+// checks its security properties: the secure metrics endpoint
+// authenticates and authorizes callers, the webhook and metrics servers
+// refuse TLS below 1.2, and the generated RBAC (config/rbac/role.yaml) is
+// exactly what a workload exercising every feature uses.
+package security_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/util/wait"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"k8s.io/client-go/rest"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+
+	configv1alpha1 "github.com/seed-d8a409e9/training-operator/apis/config/v1alpha1"
+	"github.com/seed-d8a409e9/training-operator/controllers/gang"
+	"github.com/seed-d8a409e9/training-operator/e2e/cluster"
+	"github.com/seed-d8a409e9/training-operator/internal/config"
+	"github.com/seed-d8a409e9/training-operator/test/util"
+)
+
+const (
+	timeout = 90 * time.Second
+	poll    = 250 * time.Millisecond
+	// releaseNamespace is where the chart is installed (ServiceAccount,
+	// certificate Secret, Lease).
+	releaseNamespace = "kubeflow"
+	serviceAccount   = "training-operator"
+)
+
+// suite is one local cluster with the chart's RBAC installed.
+type suite struct {
+	env      *cluster.Cluster
+	admin    *rest.Config
+	k8s      client.Client
+	chart    []*unstructured.Unstructured
+	config   *configv1alpha1.Configuration
+	recorder *recorder
+	logs     *logBuffer
+}
+
+func start(t *testing.T) *suite {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("starts a local control plane")
+	}
+	s := &suite{recorder: newRecorder(), logs: &logBuffer{}}
+	ctrl.SetLogger(zap.New(zap.WriteTo(s.logs), zap.UseDevMode(true)))
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("operator log (tail):\n%s", tail(s.logs.String(), 200))
+		}
+	})
+	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
+	defer cancel()
+	// Volcano and scheduler-plugins are stood in for by kube-scheduler
+	// profiles; the native Workload/PodGroup API needs its feature gate.
+	env, err := cluster.Start(ctx, cluster.Options{
+		Nodes:          2,
+		SchedulerNames: []string{gang.VolcanoSchedulerName, configv1alpha1.DefaultSchedulerPluginsSchedulerName},
+		FeatureGates:   "GenericWorkload=true",
+		RuntimeConfig:  "scheduling.k8s.io/v1beta1=true",
+		Logf:           t.Logf,
+	})
+	if err != nil {
+		t.Fatalf("starting the cluster: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := env.Stop(); err != nil {
+			t.Errorf("stopping the cluster: %v", err)
+		}
+	})
+	s.env = env
+	s.admin = env.RESTConfig()
+	s.admin.QPS, s.admin.Burst = 200, 400
+	for _, dir := range []string{filepath.Join(util.RepoRoot(), "config", "crd", "bases"), filepath.Join(util.RepoRoot(), "config", "crd", "external")} {
+		if err := util.InstallCRDs(ctx, s.admin, dir); err != nil {
+			t.Fatal(err)
+		}
+	}
+	scheme := util.Scheme()
+	if err := gang.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	if s.k8s, err = client.New(s.admin, client.Options{Scheme: scheme}); err != nil {
+		t.Fatal(err)
+	}
+	s.installChart(t, ctx)
+	return s
+}
+
+// installChart renders the chart (defaults plus secure metrics) and creates
+// what the operator's permissions and inputs come from: the
+// ServiceAccount, its (Cluster)Roles and bindings, the empty certificate
+// Secret, the webhook configurations and the ConfigMap. The Deployment and
+// Service are left out: the operator runs in this process.
+func (s *suite) installChart(t *testing.T, ctx context.Context) {
+	t.Helper()
+	if err := s.k8s.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: releaseNamespace}}); err != nil {
+		t.Fatal(err)
+	}
+	out := helm(t, "template", "training-operator", filepath.Join(util.RepoRoot(), "charts", "training-operator"),
+		"--namespace", releaseNamespace, "--set", "metrics.secure=true")
+	objs, err := parseManifests(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.chart = objs
+	install := map[string]bool{
+		"ServiceAccount": true, "ClusterRole": true, "ClusterRoleBinding": true, "Role": true, "RoleBinding": true,
+		"Secret": true, "ConfigMap": true, "MutatingWebhookConfiguration": true, "ValidatingWebhookConfiguration": true,
+	}
+	for _, o := range objs {
+		if !install[o.GetKind()] {
+			continue
+		}
+		if err := s.k8s.Create(ctx, o.DeepCopy()); err != nil {
+			t.Fatalf("creating %s %s: %v", o.GetKind(), o.GetName(), err)
+		}
+		if o.GetKind() == "ConfigMap" && strings.HasPrefix(o.GetName(), "training-operator-config") {
+			data, _, _ := unstructured.NestedString(o.Object, "data", "config.yaml")
+			if s.config, err = config.Decode([]byte(data)); err != nil {
+				t.Fatalf("the chart's configuration: %v", err)
+			}
+			// As config.Build does after decoding.
+			configv1alpha1.SetDefaults_Configuration(s.config)
+		}
+	}
+	if s.config == nil {
+		t.Fatal("the chart has no training-operator-config ConfigMap")
+	}
+	if !s.config.Metrics.Secure {
+		t.Fatal("metrics.secure=true did not reach the chart's configuration")
+	}
+}
+
+// operatorConfig is the chart's ServiceAccount identity, every request
+// recorded.
+func (s *suite) operatorConfig() *rest.Config {
+	c := rest.CopyConfig(s.admin)
+	c.Impersonate = rest.ImpersonationConfig{UserName: fmt.Sprintf("system:serviceaccount:%s:%s", releaseNamespace, serviceAccount)}
+	c.QPS, c.Burst = *s.config.ClientConnection.QPS, int(*s.config.ClientConnection.Burst)
+	c.Wrap(s.recorder.wrap)
+	return c
+}
+
+// startOperator runs the operator as main.go does with the chart's
+// configuration, as the chart's ServiceAccount, with leader election.
+func (s *suite) startOperator(t *testing.T, change func(*configv1alpha1.Configuration)) *util.FullOperator {
+	t.Helper()
+	cfg := s.config.DeepCopy()
+	if change != nil {
+		change(cfg)
+	}
+	op, err := util.StartFullOperator(t.Context(), util.FullOperatorOptions{
+		RESTConfig:       s.operatorConfig(),
+		Config:           cfg,
+		Namespace:        releaseNamespace,
+		LeaderElection:   true,
+		MetricsSecure:    cfg.Metrics.Secure,
+		CertResyncPeriod: 2 * time.Second,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := op.Stop(); err != nil {
+			t.Errorf("stopping the operator: %v", err)
+		}
+	})
+	return op
+}
+
+// waitWebhooksReachable waits until a dry-run create passes both webhooks.
+func (s *suite) waitWebhooksReachable(t *testing.T, obj client.Object) {
+	t.Helper()
+	var last error
+	if err := wait.PollUntilContextTimeout(t.Context(), poll, timeout, true, func(ctx context.Context) (bool, error) {
+		last = s.k8s.Create(ctx, obj.DeepCopyObject().(client.Object), client.DryRunAll)
+		return last == nil, nil
+	}); err != nil {
+		t.Fatalf("webhooks not reachable: %v (last: %v)", err, last)
+	}
+}
+
+// helm runs the helm binary built by hack/controlplane.sh.
+func helm(t *testing.T, args ...string) string {
+	t.Helper()
+	dir := os.Getenv("KUBEBUILDER_ASSETS")
+	if _, err := os.Stat(filepath.Join(dir, "helm")); dir == "" || err != nil {
+		out, err := exec.Command(filepath.Join(util.RepoRoot(), "hack", "controlplane.sh"), "--print-dir").Output()
+		if err != nil {
+			t.Fatalf("hack/controlplane.sh --print-dir: %v", err)
+		}
+		dir = strings.TrimSpace(string(out))
+	}
+	home := t.TempDir()
+	cmd := exec.Command(filepath.Join(dir, "helm"), args...)
+	cmd.Env = append(os.Environ(), "HELM_CACHE_HOME="+home, "HELM_CONFIG_HOME="+home, "HELM_DATA_HOME="+home)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("helm %s: %v\n%s", strings.Join(args, " "), err, stderr.String())
+	}
+	return stdout.String()
+}
+
+// parseManifests splits a multi-document YAML stream into objects.
+func parseManifests(data string) ([]*unstructured.Unstructured, error) {
+	dec := utilyaml.NewYAMLOrJSONDecoder(strings.NewReader(data), 4096)
+	var out []*unstructured.Unstructured
+	for {
+		var m map[string]any
+		if err := dec.Decode(&m); err != nil {
+			if errors.Is(err, io.EOF) {
+				return out, nil
+			}
+			return nil, err
+		}
+		if len(m) > 0 {
+			out = append(out, &unstructured.Unstructured{Object: m})
+		}
+	}
+}
+
+// chartObject returns the rendered object of a kind and name.
+func (s *suite) chartObject(kind, name string) *unstructured.Unstructured {
+	for _, o := range s.chart {
+		if o.GetKind() == kind && o.GetName() == name {
+			return o
+		}
+	}
+	return nil
+}
+
+// logBuffer is a concurrency-safe log sink.
+type logBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *logBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *logBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+func tail(s string, lines int) string {
+	l := strings.Split(s, "\n")
+	if len(l) > lines {
+		l = l[len(l)-lines:]
+	}
+	return strings.Join(l, "\n")
+}
+
+// httpStatus performs a request and returns its status code and body.
+func httpStatus(c *http.Client, req *http.Request) (int, string, error) {
+	resp, err := c.Do(req)
+	if err != nil {
+		return 0, "", err
+	}
+	defer resp.Body.Close() //nolint:errcheck
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+	return resp.StatusCode, string(body), nil
+}

@@ -1,0 +1,215 @@
+/*
+Copyright 2026 The training-operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package util
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"sync"
+	"time"
+
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/leaderelection/resourcelock"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/config"
+	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	"sigs.k8s.io/controller-runtime/pkg/webhook"
+
+	configv1alpha1 "github.com/seed-d8a409e9/training-operator/apis/config/v1alpha1"
+	"github.com/seed-d8a409e9/training-operator/controllers"
+	"github.com/seed-d8a409e9/training-operator/controllers/gang"
+	"github.com/seed-d8a409e9/training-operator/internal/cert"
+	"github.com/seed-d8a409e9/training-operator/internal/metricsauth"
+	"github.com/seed-d8a409e9/training-operator/webhooks"
+)
+
+// FullOperatorOptions configures StartFullOperator.
+type FullOperatorOptions struct {
+	// RESTConfig is the operator's identity (e.g. impersonating the installed
+	// ServiceAccount, or wrapped with a recording transport).
+	RESTConfig *rest.Config
+	// Config is the operator Configuration; nil means every default. Its
+	// webhook host, port, certDir and clientURL are overridden so that the
+	// local API server reaches the webhooks on 127.0.0.1.
+	Config *configv1alpha1.Configuration
+	// Namespace holds the certificate Secret and the leader-election Lease.
+	Namespace string
+	// LeaderElection turns leader election on (Lease in Namespace).
+	LeaderElection bool
+	// MetricsSecure serves metrics over HTTPS behind metricsauth.Filter, as
+	// main.go does with metrics.secure; otherwise metrics are not served.
+	MetricsSecure bool
+	// CertResyncPeriod overrides how often the certificates are checked
+	// (cert.DefaultResyncPeriod when zero).
+	CertResyncPeriod time.Duration
+}
+
+// FullOperator is an in-process operator wired like main.go: built-in
+// self-signed certificates, webhooks, controllers, optional leader election
+// and secure metrics.
+type FullOperator struct {
+	// WebhookAddr and MetricsAddr are host:port of the servers (MetricsAddr
+	// is empty unless MetricsSecure).
+	WebhookAddr, MetricsAddr string
+	Config                   *configv1alpha1.Configuration
+	Readyz                   healthz.Checker
+
+	certDir string
+	cancel  context.CancelFunc
+	done    chan error
+	once    sync.Once
+	err     error
+}
+
+// FreePort returns a TCP port on 127.0.0.1 that was free a moment ago.
+func FreePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close() //nolint:errcheck
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+// StartFullOperator starts the operator and waits until it is ready
+// (certificates issued, webhook server started).
+func StartFullOperator(ctx context.Context, opts FullOperatorOptions) (*FullOperator, error) {
+	cfg := opts.Config
+	if cfg == nil {
+		cfg = DefaultConfiguration()
+	}
+	cfg = cfg.DeepCopy()
+	port, err := FreePort()
+	if err != nil {
+		return nil, err
+	}
+	p32 := int32(port)
+	// The manager writes the serving certificates here; removed by Stop.
+	certDir, err := os.MkdirTemp("", "training-operator-certs-")
+	if err != nil {
+		return nil, err
+	}
+	cfg.Webhook.Host, cfg.Webhook.Port, cfg.Webhook.CertDir = "127.0.0.1", &p32, certDir
+	cfg.Webhook.ClientURL = fmt.Sprintf("https://127.0.0.1:%d", port)
+
+	whs, err := webhooks.WebhookConfigurations(cfg.EnabledSchemes)
+	if err != nil {
+		return nil, err
+	}
+	certs, err := cert.New(cert.Options{
+		Mode:         configv1alpha1.CertManagementSelfSigned,
+		Namespace:    opts.Namespace,
+		SecretName:   cfg.Webhook.SecretName,
+		ServiceName:  cfg.Webhook.ServiceName,
+		CertDir:      certDir,
+		ClientURL:    cfg.Webhook.ClientURL,
+		Webhooks:     whs,
+		ResyncPeriod: opts.CertResyncPeriod,
+	})
+	if err != nil {
+		return nil, err
+	}
+	scheme := Scheme()
+	if err := configv1alpha1.AddToScheme(scheme); err != nil {
+		return nil, err
+	}
+	if err := gang.AddToScheme(scheme); err != nil {
+		return nil, err
+	}
+	metricsOpts := metricsserver.Options{BindAddress: "0"}
+	op := &FullOperator{WebhookAddr: fmt.Sprintf("127.0.0.1:%d", port), Config: cfg, certDir: certDir}
+	if opts.MetricsSecure {
+		mport, err := FreePort()
+		if err != nil {
+			return nil, err
+		}
+		op.MetricsAddr = fmt.Sprintf("127.0.0.1:%d", mport)
+		metricsOpts = metricsserver.Options{BindAddress: op.MetricsAddr, SecureServing: true, FilterProvider: metricsauth.Filter}
+	}
+	cacheOpts := cache.Options{ByObject: controllers.CacheByObject(), DefaultTransform: cache.TransformStripManagedFields()}
+	if cfg.Namespace != "" {
+		cacheOpts.DefaultNamespaces = map[string]cache.Config{cfg.Namespace: {}}
+	}
+	le := cfg.LeaderElection
+	skip := true
+	mgr, err := ctrl.NewManager(opts.RESTConfig, ctrl.Options{
+		Scheme:                        scheme,
+		Cache:                         cacheOpts,
+		Metrics:                       metricsOpts,
+		HealthProbeBindAddress:        "0",
+		LeaderElection:                opts.LeaderElection,
+		LeaderElectionID:              le.ResourceName,
+		LeaderElectionNamespace:       opts.Namespace,
+		LeaderElectionResourceLock:    resourcelock.LeasesResourceLock,
+		LeaderElectionReleaseOnCancel: true,
+		LeaseDuration:                 &le.LeaseDuration.Duration,
+		RenewDeadline:                 &le.RenewDeadline.Duration,
+		RetryPeriod:                   &le.RetryPeriod.Duration,
+		Controller:                    config.Controller{SkipNameValidation: &skip},
+		WebhookServer: certs.WaitingServer(webhook.NewServer(webhook.Options{
+			Host: "127.0.0.1", Port: port, CertDir: certDir,
+		})),
+	})
+	if err != nil {
+		return nil, err
+	}
+	if err := certs.SetupWithManager(mgr); err != nil {
+		return nil, err
+	}
+	if err := webhooks.Setup(mgr, cfg.EnabledSchemes); err != nil {
+		return nil, err
+	}
+	if err := controllers.Setup(mgr, cfg); err != nil {
+		return nil, err
+	}
+	op.Readyz = certs.ReadyzCheck(mgr.GetWebhookServer())
+	runCtx, cancel := context.WithCancel(context.Background())
+	op.cancel, op.done = cancel, make(chan error, 1)
+	go func() { op.done <- mgr.Start(runCtx) }()
+	err = wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 90*time.Second, true, func(context.Context) (bool, error) {
+		select {
+		case err := <-op.done:
+			return false, fmt.Errorf("operator exited: %v", err)
+		default:
+		}
+		return op.Readyz(nil) == nil, nil
+	})
+	if err != nil {
+		cancel()
+		return nil, fmt.Errorf("operator not ready: %w (readyz: %v)", err, op.Readyz(nil))
+	}
+	return op, nil
+}
+
+// Stop stops the operator and waits for it (at most 30 s).
+func (o *FullOperator) Stop() error {
+	o.once.Do(func() {
+		o.cancel()
+		select {
+		case o.err = <-o.done:
+		case <-time.After(30 * time.Second):
+			o.err = fmt.Errorf("operator did not stop within 30s")
+		}
+		_ = os.RemoveAll(o.certDir)
+	})
+	return o.err
+}
