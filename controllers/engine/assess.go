@@ -24,7 +24,8 @@ type assessment struct {
 	retryPods []*corev1.Pod
 	// newlyCounted is how many retries were not counted in status yet.
 	newlyCounted int32
-	// counted are the pods behind newlyCounted, remembered once status is written.
+	// counted are the pods behind newlyCounted; their UIDs go into
+	// status.countedPods in the same write as the count.
 	counted []types.UID
 	// containerRestarts are in-place kubelet restarts of live pods whose
 	// policy restarts containers.
@@ -35,6 +36,10 @@ type assessment struct {
 func (r *Reconciler) assess(job client.Object, ch children, specs map[kubeflowv1.ReplicaType]*kubeflowv1.ReplicaSpec, now time.Time) assessment {
 	var a assessment
 	uid := job.GetUID()
+	counted := map[string]bool{}
+	for _, c := range r.fw.Status(job).CountedPods {
+		counted[c] = true
+	}
 	for _, rt := range r.fw.ReplicaTypes(job) {
 		spec := specs[rt]
 		indices := make([]int, 0, len(ch.pods[rt]))
@@ -50,13 +55,19 @@ func (r *Reconciler) assess(job client.Object, ch children, specs map[kubeflowv1
 			switch {
 			case pod.Status.Phase == corev1.PodFailed:
 				f := describeFailure(pod, rt, r.fw.DefaultContainerName())
-				if !shouldRetry(spec.RestartPolicy, f) {
+				// A pod deleted by someone else still ends in phase Failed while
+				// it terminates (the kubelet, or PodGC, writes the final phase
+				// before it goes): it stays a deletion, retryable whatever the
+				// policy and the code its killed containers exit with (Part A).
+				deleted := pod.DeletionTimestamp != nil
+				f.Disrupted = f.Disrupted || deleted
+				if !deleted && !shouldRetry(spec.RestartPolicy, f) {
 					a.terminal = append(a.terminal, f)
 					continue
 				}
 				a.retries = append(a.retries, f)
 				a.retryPods = append(a.retryPods, pod)
-				if !r.inflight.isCounted(uid, pod.UID, now) {
+				if !counted[string(pod.UID)] {
 					// A pod's in-place restarts are folded into the durable count with it.
 					a.newlyCounted += 1 + containerRestarts(pod)
 					a.counted = append(a.counted, pod.UID)
@@ -70,7 +81,7 @@ func (r *Reconciler) assess(job client.Object, ch children, specs map[kubeflowv1
 					f.Reason = "Deleted"
 				}
 				a.retries = append(a.retries, f)
-				if !r.inflight.isCounted(uid, pod.UID, now) {
+				if !counted[string(pod.UID)] {
 					a.newlyCounted += 1 + containerRestarts(pod)
 					a.counted = append(a.counted, pod.UID)
 				}

@@ -39,12 +39,17 @@ func statusDelay(cur, next *kubeflowv1.JobStatus, created, lastWrite, now time.T
 	return 0
 }
 
-// countsOnly reports whether next differs from cur only in replica counts and
-// lastReconcileTime.
+// countsOnly reports whether next differs from cur only in replica counts,
+// lastReconcileTime and fewer counted pods.
 func countsOnly(cur, next *kubeflowv1.JobStatus) bool {
 	a, b := *cur, *next
 	a.ReplicaStatuses, b.ReplicaStatuses = nil, nil
 	a.LastReconcileTime, b.LastReconcileTime = nil, nil
+	if len(b.CountedPods) <= len(a.CountedPods) {
+		// Dropping UIDs of pods that are gone tells nothing; adding one comes
+		// with a restart count, which is news.
+		a.CountedPods, b.CountedPods = nil, nil
+	}
 	return equality.Semantic.DeepEqual(&a, &b)
 }
 

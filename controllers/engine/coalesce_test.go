@@ -60,6 +60,13 @@ func TestStatusDelay(t *testing.T) {
 		"new condition never waits": {
 			cur: created, next: running, created: t0, last: t0, now: t0, window: 2 * time.Second,
 		},
+		"dropping counted pods that are gone waits": {
+			cur: withCounted(running, "a", "b"), next: withCounted(running, "b"), created: t0, last: t0, now: t0, window: 2 * time.Second,
+			want: 2 * time.Second,
+		},
+		"a newly counted pod never waits": {
+			cur: withCounted(running, "a"), next: withCounted(restarted, "a", "b"), created: t0, last: t0, now: t0, window: 2 * time.Second,
+		},
 		"disabled": {
 			cur: running, next: moreActive, created: t0, last: t0, now: t0, window: -1,
 		},
@@ -70,6 +77,22 @@ func TestStatusDelay(t *testing.T) {
 				t.Errorf("statusDelay = %v, want %v", got, tc.want)
 			}
 		})
+	}
+}
+
+func withCounted(st kubeflowv1.JobStatus, uids ...string) kubeflowv1.JobStatus {
+	out := *st.DeepCopy()
+	out.CountedPods = uids
+	return out
+}
+
+func TestStillPresent(t *testing.T) {
+	pods := []*corev1.Pod{testjobs.MakePod("a", "ns").UID("uid-a").Obj(), testjobs.MakePod("c", "ns").UID("uid-c").Obj()}
+	if diff := cmp.Diff([]string{"uid-a"}, stillPresent([]string{"uid-a", "uid-b"}, pods)); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+	if got := stillPresent([]string{"uid-b"}, pods); got != nil {
+		t.Errorf("all gone: got %v, want nil (the field is omitted)", got)
 	}
 }
 

@@ -49,7 +49,9 @@ func isFinished(st *kubeflowv1.JobStatus) bool {
 //   - same type, status and reason is a no-op (the message is kept);
 //   - the lastTransitionTime survives a reason-only change;
 //   - the condition moves to the end (the State printer column shows the last one);
-//   - Running and Restarting replace each other, and Succeeded/Failed flip Running to False.
+//   - Running and Restarting replace each other, and Succeeded/Failed flip
+//     whichever of them is present to False: a finished job never stays
+//     Restarting=True (Part A), e.g. when it fails before a retried pod runs again.
 func setCondition(st *kubeflowv1.JobStatus, c kubeflowv1.JobCondition) bool {
 	if isFinished(st) {
 		return false
@@ -71,7 +73,7 @@ func setCondition(st *kubeflowv1.JobStatus, c kubeflowv1.JobCondition) bool {
 			c.Type == kubeflowv1.JobRunning && existing.Type == kubeflowv1.JobRestarting:
 			continue
 		case (c.Type == kubeflowv1.JobSucceeded || c.Type == kubeflowv1.JobFailed) &&
-			existing.Type == kubeflowv1.JobRunning:
+			(existing.Type == kubeflowv1.JobRunning || existing.Type == kubeflowv1.JobRestarting):
 			existing.Status = corev1.ConditionFalse
 		}
 		kept = append(kept, existing)

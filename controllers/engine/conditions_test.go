@@ -61,6 +61,19 @@ func TestSetConditionSequences(t *testing.T) {
 				cond(kubeflowv1.JobRunning, T, "PyTorchJobRunning"),
 			},
 		},
+		"failing while restarting leaves Restarting False": {
+			steps: []kubeflowv1.JobCondition{
+				cond(kubeflowv1.JobCreated, T, "PyTorchJobCreated"),
+				cond(kubeflowv1.JobRunning, T, "PyTorchJobRunning"),
+				cond(kubeflowv1.JobRestarting, T, "PyTorchJobRestarting"),
+				cond(kubeflowv1.JobFailed, T, "PyTorchJobFailed"),
+			},
+			want: []kubeflowv1.JobCondition{
+				cond(kubeflowv1.JobCreated, T, "PyTorchJobCreated"),
+				cond(kubeflowv1.JobRestarting, F, "PyTorchJobRestarting"),
+				cond(kubeflowv1.JobFailed, T, "PyTorchJobFailed"),
+			},
+		},
 		"failed is sticky": {
 			steps: []kubeflowv1.JobCondition{
 				cond(kubeflowv1.JobCreated, T, "PyTorchJobCreated"),

@@ -11,22 +11,20 @@ import (
 const inflightTTL = 2 * time.Minute
 
 // inflight remembers the child writes the informer cache has not shown yet,
-// so a lagging cache never makes the engine create a child twice, delete it
-// twice or count one failure twice. It is only an optimisation: child names
+// so a lagging cache never makes the engine create or delete a child twice
+// (retries are counted durably, in status.countedPods). It is only an optimisation: child names
 // are deterministic, so after an operator restart the apiserver's
 // AlreadyExists still prevents duplicates.
 type inflight struct {
 	mu      sync.Mutex
 	created map[types.UID]map[string]time.Time    // job UID -> child name
 	deleted map[types.UID]map[types.UID]time.Time // job UID -> child UID
-	counted map[types.UID]map[types.UID]time.Time // job UID -> pod UID already counted as a retry
 }
 
 func newInflight() *inflight {
 	return &inflight{
 		created: map[types.UID]map[string]time.Time{},
 		deleted: map[types.UID]map[types.UID]time.Time{},
-		counted: map[types.UID]map[types.UID]time.Time{},
 	}
 }
 
@@ -90,23 +88,10 @@ func (f *inflight) isDeleting(job, child types.UID, now time.Time) bool {
 	return live(f.deleted, job, child, now)
 }
 
-func (f *inflight) markCounted(job, pod types.UID, now time.Time) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	mark(f.counted, job, pod, now)
-}
-
-func (f *inflight) isCounted(job, pod types.UID, now time.Time) bool {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return live(f.counted, job, pod, now)
-}
-
 // forget drops everything about a job (it is gone).
 func (f *inflight) forget(job types.UID) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	delete(f.created, job)
 	delete(f.deleted, job)
-	delete(f.counted, job)
 }

@@ -11,7 +11,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -107,7 +106,6 @@ type plan struct {
 	events       []event
 	requeueAfter time.Duration
 	retryDeletes []*corev1.Pod
-	counted      []types.UID
 	jobDeleted   bool
 	// transitions, for metrics
 	created, running, succeeded, failed, restarted bool
@@ -230,9 +228,6 @@ func (r *Reconciler) afterStatus(ctx context.Context, job client.Object, p *plan
 	if p.jobDeleted {
 		jobsDeleted.WithLabelValues(ns, fwLabel).Inc()
 	}
-	for _, uid := range p.counted {
-		r.inflight.markCounted(job.GetUID(), uid, r.clock.Now())
-	}
 	if len(p.retryDeletes) > 0 {
 		_ = r.deletePods(ctx, job, p.retryDeletes)
 	}
@@ -257,6 +252,7 @@ func (r *Reconciler) reconcile(ctx context.Context, job client.Object, p *plan) 
 		return err
 	}
 	ch := bucketChildren(specs, pods, svcs)
+	st.CountedPods = stillPresent(st.CountedPods, pods)
 
 	if isFinished(st) {
 		return r.finish(ctx, job, ch, p)
@@ -305,8 +301,10 @@ func (r *Reconciler) reconcile(ctx context.Context, job client.Object, p *plan) 
 		return r.finishAfterWrite(p)
 	}
 
-	p.counted = a.counted
 	st.RestartCount += a.newlyCounted
+	for _, c := range a.counted {
+		st.CountedPods = append(st.CountedPods, string(c))
+	}
 	if len(a.retries) > 0 {
 		p.retryDeletes = a.retryPods
 		msg := a.restartMessage(kind, name)
@@ -374,6 +372,28 @@ func (r *Reconciler) reconcileExtraChildren(ctx context.Context, job client.Obje
 		return cr.ReconcileChildren(ctx, r.client, job, active)
 	}
 	return nil
+}
+
+// stillPresent keeps the counted pod UIDs whose pods the cache still holds
+// (the cache is synced before the first pass, and a counted pod was in it).
+func stillPresent(uids []string, pods []*corev1.Pod) []string {
+	if len(uids) == 0 {
+		return uids
+	}
+	present := make(map[string]bool, len(pods))
+	for _, pod := range pods {
+		present[string(pod.UID)] = true
+	}
+	kept := uids[:0:0]
+	for _, u := range uids {
+		if present[u] {
+			kept = append(kept, u)
+		}
+	}
+	if len(kept) == 0 {
+		return nil
+	}
+	return kept
 }
 
 func createdMessage(kind, name string) string { return fmt.Sprintf("%s %s is created.", kind, name) }

@@ -70,6 +70,9 @@ func (f podFailure) String() string {
 
 // describeFailure reads the default container's termination (any failed
 // container when the default one did not fail) and whether the pod was disrupted.
+// A pod-level reason (Evicted, DeadlineExceeded, ...) says why the whole pod
+// ended, so it wins over the container's, which is then only the kill's
+// consequence ("Error").
 func describeFailure(pod *corev1.Pod, rtype kubeflowv1.ReplicaType, defaultContainer string) podFailure {
 	f := podFailure{Pod: pod.Name, RType: rtype, ExitCode: exitCodeUnknown, Reason: pod.Status.Reason}
 	var fallback *corev1.ContainerStatus
@@ -84,7 +87,7 @@ func describeFailure(pod *corev1.Pod, rtype kubeflowv1.ReplicaType, defaultConta
 		}
 		if cs.Name == defaultContainer {
 			f.Container, f.ExitCode = cs.Name, t.ExitCode
-			if t.Reason != "" {
+			if pod.Status.Reason == "" && t.Reason != "" {
 				f.Reason = t.Reason
 			}
 			fallback = nil
@@ -100,7 +103,7 @@ func describeFailure(pod *corev1.Pod, rtype kubeflowv1.ReplicaType, defaultConta
 			t = fallback.LastTerminationState.Terminated
 		}
 		f.Container, f.ExitCode = fallback.Name, t.ExitCode
-		if t.Reason != "" {
+		if pod.Status.Reason == "" && t.Reason != "" {
 			f.Reason = t.Reason
 		}
 	}

@@ -36,6 +36,11 @@ func TestDescribeFailure(t *testing.T) {
 			pod:  testjobs.MakePod("j-worker-0", "ns").Phase(corev1.PodFailed).Reason("Evicted").Obj(),
 			want: podFailure{Pod: "j-worker-0", RType: "Worker", ExitCode: exitCodeUnknown, Reason: "Evicted", Disrupted: true},
 		},
+		"evicted with a killed container names the eviction": {
+			pod: testjobs.MakePod("j-worker-0", "ns").Phase(corev1.PodFailed).Reason("Evicted").Terminated("pytorch", 137, "Error").
+				DisruptionTarget("TerminationByKubelet").Obj(),
+			want: podFailure{Pod: "j-worker-0", RType: "Worker", Container: "pytorch", ExitCode: 137, Reason: "Evicted", Disrupted: true},
+		},
 		"disruption target": {
 			pod: testjobs.MakePod("j-worker-0", "ns").Phase(corev1.PodFailed).Terminated("pytorch", 1, "Error").
 				DisruptionTarget("PreemptionByScheduler").Obj(),

@@ -198,6 +198,15 @@ type JobStatus struct {
 	// checked against it, so it survives operator restarts. An addition to v1.
 	// +optional
 	RestartCount int32 `json:"restartCount,omitempty"`
+
+	// CountedPods are the UIDs of failed or deleted pods already counted in
+	// restartCount that may still exist. It is written together with
+	// restartCount, so an operator that restarts while such a pod is still
+	// terminating does not count it twice; a UID goes once its pod is gone.
+	// An addition to v1.
+	// +optional
+	// +listType=set
+	CountedPods []string `json:"countedPods,omitempty"`
 }
 
 // ReplicaStatus represents the current observed state of the replica.

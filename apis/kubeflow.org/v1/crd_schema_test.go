@@ -103,6 +103,8 @@ var (
 		"lastReconcileTime": tDateTime,
 		// Additive: the durable retry count that backoffLimit is checked against.
 		"restartCount": tInt32,
+		// Additive: retries already in restartCount whose pods still exist.
+		"countedPods": tArray,
 	}
 	conditionFields = object{
 		"type":               tString,
