@@ -86,7 +86,7 @@ controlplane: ## Build (once, cached) etcd, kube-apiserver, kube-controller-mana
 ##@ Tests
 
 .PHONY: test
-test: controlplane verify test-unit test-integration e2e ## Run every test: unit, integration and e2e.
+test: controlplane verify test-unit test-integration e2e chaos-quick ## Run every test: unit, integration, e2e and the quick fault-injection profile.
 
 .PHONY: test-unit
 test-unit: ## Unit tests (no cluster).
@@ -111,6 +111,10 @@ e2e-kind: ## End-to-end suite on a kind cluster with the Helm chart (needs Docke
 .PHONY: bench
 bench: controlplane build ## Benchmarks on the local control plane (BENCH_ARGS="--full", "--compare A B", ...).
 	hack/bench.sh $(BENCH_ARGS)
+
+.PHONY: chaos-quick
+chaos-quick: controlplane build ## The trimmed fault-injection profile run by make test (60 jobs per scenario).
+	hack/chaos.sh --quick
 
 .PHONY: chaos
 chaos: controlplane build ## Fault injection: operator kills, leader failover, apiserver/etcd outages (CHAOS_ARGS="--quick", "--seed N", ...).
