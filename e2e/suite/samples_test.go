@@ -141,10 +141,14 @@ var _ = Describe("GPU scheduling", func() {
 				HaveField("Message", ContainSubstring("Insufficient nvidia.com/gpu")),
 			)))
 		}).Should(Succeed())
-		st, err := jobStatus(ctx, kubeflowv1.PyTorchJobKind, ns, "huge")
-		Expect(err).NotTo(HaveOccurred())
-		Expect(isTrue(st, kubeflowv1.JobRunning)).To(BeFalse(), "conditions: %s", conditionsString(st))
-		Expect(isTrue(st, kubeflowv1.JobCreated)).To(BeTrue(), "conditions: %s", conditionsString(st))
+		// A young job's first status (Created alone) is batched for up to
+		// engine.DefaultStatusBatchWindow, so it may trail the pod.
+		Eventually(ctx, func(g Gomega) {
+			st, err := jobStatus(ctx, kubeflowv1.PyTorchJobKind, ns, "huge")
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(isTrue(st, kubeflowv1.JobCreated)).To(BeTrue(), "conditions: %s", conditionsString(st))
+			g.Expect(isTrue(st, kubeflowv1.JobRunning)).To(BeFalse(), "conditions: %s", conditionsString(st))
+		}).Should(Succeed())
 	})
 })
 
