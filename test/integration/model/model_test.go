@@ -576,7 +576,7 @@ func (e *env) run(ctx context.Context, s *Scenario) []string {
 			}
 			return []string{fmt.Sprintf("step %d (%s): %v", k, st, err)}
 		}
-		if st.Outcome != Crash && !(st.Outcome == Succeed && s.Replica(st.Type).Policy == kubeflowv1.RestartPolicyAlways) {
+		if st.Outcome != Crash && (st.Outcome != Succeed || s.Replica(st.Type).Policy != kubeflowv1.RestartPolicyAlways) {
 			used[pod.UID] = true
 		}
 		if res.Effect != EffectNone {
