@@ -224,6 +224,14 @@ func delta(after, before map[string]float64) map[string]float64 {
 	return out
 }
 
+func sum(m map[string]float64) float64 {
+	var total float64
+	for _, v := range m {
+		total += v
+	}
+	return total
+}
+
 func sortedKeys(m map[string]float64) []string {
 	keys := make([]string, 0, len(m))
 	for k := range m {
