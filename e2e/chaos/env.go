@@ -59,6 +59,9 @@ func setupEnv(ctx context.Context, bin, dir string, nodes int) (*env, func(), er
 		return nil, nil, err
 	}
 	e.cluster = c
+	// Faults hit the apiserver and etcd; the other components are restarted
+	// if they die, as the kubelet would, so the run tests the operator.
+	c.Supervise(ctx)
 	cleanup := func() {
 		if e.fwd != nil {
 			e.fwd.close()

@@ -268,7 +268,7 @@ func (c *Cluster) boot(ctx context.Context, begin time.Time) error {
 	if err := c.start("kube-scheduler", c.schedulerArgs(), nil); err != nil {
 		return err
 	}
-	kwokHome := filepath.Join(c.workDir, "kwok-home") // keeps ~/.kwok/kwok.yaml out
+	kwokHome := c.kwokHome()
 	if err := os.MkdirAll(kwokHome, 0o755); err != nil {
 		return err
 	}
@@ -377,8 +377,11 @@ func (c *Cluster) stopProcesses() {
 	}
 }
 
-func (c *Cluster) logDir() string  { return filepath.Join(c.workDir, "logs") }
-func (c *Cluster) etcdDir() string { return filepath.Join(c.workDir, "etcd") }
+func (c *Cluster) logDir() string { return filepath.Join(c.workDir, "logs") }
+
+// kwokHome keeps ~/.kwok/kwok.yaml out of kwok's configuration.
+func (c *Cluster) kwokHome() string { return filepath.Join(c.workDir, "kwok-home") }
+func (c *Cluster) etcdDir() string  { return filepath.Join(c.workDir, "etcd") }
 
 func (c *Cluster) bin(name string) string { return filepath.Join(c.binDir, name) }
 

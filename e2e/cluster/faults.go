@@ -100,3 +100,49 @@ func (c *Cluster) procIndex(name string) int {
 	}
 	return -1
 }
+
+// Supervise restarts kube-controller-manager, kube-scheduler and kwok when one
+// exits, as the kubelet restarts a crashed static pod, until ctx ends or the
+// cluster stops. Chaos tests use it: an apiserver outage must not leave the
+// cluster without a scheduler (kube-scheduler has been seen to exit after
+// one). Each restart is reported through Options.Logf with the exit reason.
+func (c *Cluster) Supervise(ctx context.Context) {
+	restartable := map[string]func() ([]string, []string){
+		"kube-controller-manager": func() ([]string, []string) { return c.kcmArgs(), nil },
+		"kube-scheduler":          func() ([]string, []string) { return c.schedulerArgs(), nil },
+		"kwok":                    func() ([]string, []string) { return c.kwokArgs(), []string{"HOME=" + c.kwokHome()} },
+	}
+	go func() {
+		tick := time.NewTicker(time.Second)
+		defer tick.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+			}
+			c.mu.Lock()
+			if c.stopped {
+				c.mu.Unlock()
+				return
+			}
+			for i, p := range c.procs {
+				argsOf, ok := restartable[p.name]
+				if !ok || !p.exited() {
+					continue
+				}
+				c.restarts++
+				c.opts.Logf("cluster: %s exited (%v), restarting it; last lines:\n%s", p.name, p.err, tailFile(p.logPath, 10))
+				_ = os.Rename(p.logPath, strings.TrimSuffix(p.logPath, ".log")+fmt.Sprintf(".%d.log", c.restarts))
+				args, env := argsOf()
+				np, err := startProcess(p.name, c.bin(p.name), args, c.logDir(), env)
+				if err != nil {
+					c.opts.Logf("cluster: restarting %s: %v", p.name, err)
+					continue
+				}
+				c.procs[i] = np
+			}
+			c.mu.Unlock()
+		}
+	}()
+}
