@@ -13,9 +13,12 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
+	ctrlevent "sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
 	kubeflowv1 "github.com/seed-d8a409e9/training-operator/apis/kubeflow.org/v1"
 )
@@ -81,8 +84,8 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	b := ctrl.NewControllerManagedBy(mgr).
 		For(r.fw.NewJob()).
 		Named(r.fw.ControllerName()).
-		Owns(&corev1.Pod{}).
-		Owns(&corev1.Service{}).
+		Owns(&corev1.Pod{}, builder.WithPredicates(r.seenByCache("pod/"))).
+		Owns(&corev1.Service{}, builder.WithPredicates(r.seenByCache("svc/"))).
 		WithOptions(controller.Options{MaxConcurrentReconciles: r.opts.MaxConcurrentReconciles})
 	if _, ok := r.fw.(Autoscaled); ok {
 		b = b.Owns(&autoscalingv2.HorizontalPodAutoscaler{})
@@ -97,6 +100,26 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		return err
 	}
 	return r.opts.OnController(c)
+}
+
+// seenByCache ends the in-flight record of a child we created as soon as the
+// cache shows it, not at the job's next reconcile: under a backlog that
+// reconcile may come after the child is already gone again (deleted by a
+// user or evicted), and the stale record would then hold back its
+// re-creation until inflightTTL. It never filters events.
+func (r *Reconciler) seenByCache(prefix string) predicate.Funcs {
+	seen := func(o client.Object) bool {
+		if ref := metav1.GetControllerOf(o); ref != nil {
+			r.inflight.observed(ref.UID, prefix+o.GetName())
+		}
+		return true
+	}
+	return predicate.Funcs{
+		CreateFunc:  func(e ctrlevent.CreateEvent) bool { return seen(e.Object) },
+		UpdateFunc:  func(e ctrlevent.UpdateEvent) bool { return seen(e.ObjectNew) },
+		DeleteFunc:  func(e ctrlevent.DeleteEvent) bool { return seen(e.Object) },
+		GenericFunc: func(ctrlevent.GenericEvent) bool { return true },
+	}
 }
 
 // plan collects what one reconcile decided; status is written once, then
