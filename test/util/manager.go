@@ -10,6 +10,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 	"sigs.k8s.io/controller-runtime/pkg/config"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
@@ -81,3 +82,13 @@ func (o *Operator) Stop() error {
 }
 
 func ptrTrue() *bool { t := true; return &t }
+
+// KindOf is the kind of a typed object, from the test scheme (typed objects
+// usually have an empty TypeMeta).
+func KindOf(obj runtime.Object) string {
+	gvk, err := apiutil.GVKForObject(obj, Scheme())
+	if err != nil {
+		return ""
+	}
+	return gvk.Kind
+}

@@ -279,26 +279,7 @@ func (s *suite) conditions(ctx context.Context, obj client.Object) (map[string]s
 	return out, nil
 }
 
-func kindOf(obj client.Object) string {
-	if k := obj.GetObjectKind().GroupVersionKind().Kind; k != "" {
-		return k
-	}
-	switch obj.(type) {
-	case *kubeflowv1.PyTorchJob:
-		return kubeflowv1.PyTorchJobKind
-	case *kubeflowv1.TFJob:
-		return kubeflowv1.TFJobKind
-	case *kubeflowv1.MPIJob:
-		return kubeflowv1.MPIJobKind
-	case *kubeflowv1.XGBoostJob:
-		return kubeflowv1.XGBoostJobKind
-	case *kubeflowv1.PaddleJob:
-		return kubeflowv1.PaddleJobKind
-	case *kubeflowv1.JAXJob:
-		return kubeflowv1.JAXJobKind
-	}
-	return ""
-}
+func kindOf(obj client.Object) string { return util.KindOf(obj) }
 
 // waitCondition waits until one of the condition types is True and returns it.
 func (s *suite) waitCondition(ctx context.Context, obj client.Object, types ...kubeflowv1.JobConditionType) (string, error) {

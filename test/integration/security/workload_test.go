@@ -444,20 +444,4 @@ func (w *workload) runNativeGang() {
 	}
 }
 
-func kindOf(obj client.Object) string {
-	switch obj.(type) {
-	case *kubeflowv1.PyTorchJob:
-		return kubeflowv1.PyTorchJobKind
-	case *kubeflowv1.TFJob:
-		return kubeflowv1.TFJobKind
-	case *kubeflowv1.MPIJob:
-		return kubeflowv1.MPIJobKind
-	case *kubeflowv1.XGBoostJob:
-		return kubeflowv1.XGBoostJobKind
-	case *kubeflowv1.PaddleJob:
-		return kubeflowv1.PaddleJobKind
-	case *kubeflowv1.JAXJob:
-		return kubeflowv1.JAXJobKind
-	}
-	return ""
-}
+func kindOf(obj client.Object) string { return util.KindOf(obj) }
