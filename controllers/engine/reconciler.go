@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -337,8 +338,12 @@ func (r *Reconciler) reconcile(ctx context.Context, job client.Object, p *plan) 
 		}
 	}
 
-	if err := r.reconcileExtraChildren(ctx, job, true); err != nil {
-		return err
+	// A conflict on a framework child (someone else, or our own write the
+	// cache has not shown yet, changed it) is retried, but must not hold back
+	// the job's pods: the child exists, and a deleted pod waits for nobody.
+	extraErr := r.reconcileExtraChildren(ctx, job, true)
+	if extraErr != nil && !apierrors.IsConflict(extraErr) {
+		return extraErr
 	}
 	gang := r.gang(job)
 	if gang != nil {
@@ -354,7 +359,7 @@ func (r *Reconciler) reconcile(ctx context.Context, job client.Object, p *plan) 
 				c.LastUpdateTime = now
 			}
 			p.requeue(gangRetry)
-			return nil
+			return extraErr
 		}
 		// Admitted: the Created condition says what v1 says again.
 		if c := getCondition(st, kubeflowv1.JobCreated); c != nil && c.Message != createdMessage(kind, name) {
@@ -363,7 +368,7 @@ func (r *Reconciler) reconcile(ctx context.Context, job client.Object, p *plan) 
 		}
 	}
 	if err := r.syncReplicas(ctx, job, ch, specs, p, now, gang); err != nil {
-		return err
+		return errors.Join(err, extraErr)
 	}
 
 	v := r.fw.Evaluate(job, ReplicaView{Specs: specs, Statuses: st.ReplicaStatuses, Pods: ch.pods})
@@ -383,7 +388,7 @@ func (r *Reconciler) reconcile(ctx context.Context, job client.Object, p *plan) 
 			p.running = true
 		}
 	}
-	return nil
+	return extraErr
 }
 
 // reconcileExtraChildren runs the autoscaler and the framework's own children.

@@ -257,7 +257,7 @@ func (f *Framework) reconcileRoleBinding(ctx context.Context, c client.Client, j
 	return c.Update(ctx, updated)
 }
 
-// reconcileConfigMap creates <job>-config or updates its data, for example
+// reconcileConfigMap creates <job>-config or patches its data, for example
 // when workers are scaled or become Running.
 func (f *Framework) reconcileConfigMap(ctx context.Context, c client.Client, j *kubeflowv1.MPIJob) error {
 	running, err := runningWorkers(ctx, c, j)
@@ -270,9 +270,12 @@ func (f *Framework) reconcileConfigMap(ctx context.Context, c client.Client, j *
 	if err != nil || !found || equality.Semantic.DeepEqual(existing.Data, desired.Data) {
 		return err
 	}
+	// A merge patch without a resourceVersion: the data is ours alone, and an
+	// update from a cache that lags our own previous write would conflict and
+	// hold the job's pods back behind the retry backoff.
 	updated := existing.DeepCopy()
 	updated.Data = desired.Data
-	return c.Update(ctx, updated)
+	return c.Patch(ctx, updated, client.MergeFrom(&existing))
 }
 
 // runningWorkers are the names of the job's worker pods in phase Running,
