@@ -30,6 +30,9 @@ type ReplicaType string
 type ReplicaSpec struct {
 	// Replicas is the desired number of replicas of the given template.
 	// If unspecified, defaults to 1 (0 for the MPIJob Worker).
+	// The schema caps it at 10000 (as the validating webhook does) because
+	// the scale subresource (kubectl scale, an HPA) bypasses webhooks.
+	// +kubebuilder:validation:Maximum=10000
 	// +optional
 	Replicas *int32 `json:"replicas,omitempty"`
 

@@ -26,6 +26,7 @@ import (
 	"testing"
 	"time"
 
+	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/utils/ptr"
@@ -146,6 +147,25 @@ func eventAndSucceeds(reason string) func(ctx context.Context, s *suite, obj cli
 	}
 }
 
+// scaleRejected sets the job's replicas through the scale subresource, as
+// kubectl scale and an HPA do. Admission webhooks are not called for it, so
+// the CRD schema's maximum must reject the count, naming the field.
+func scaleRejected(replicas int32, field string) func(ctx context.Context, s *suite, obj client.Object) (string, error) {
+	return func(ctx context.Context, s *suite, obj client.Object) (string, error) {
+		scale := &autoscalingv1.Scale{Spec: autoscalingv1.ScaleSpec{Replicas: replicas}}
+		err := s.k8s.SubResource("scale").Update(ctx, obj, client.WithSubResourceBody(scale))
+		if err == nil {
+			return "", fmt.Errorf("scale to %d accepted, want a 422 naming %s", replicas, field)
+		}
+		if got := statusCode(err); got != http.StatusUnprocessableEntity || !strings.Contains(normalizePath(err.Error()), normalizePath(field)) {
+			return "", fmt.Errorf("scale to %d: got %v (HTTP %d), want a 422 naming %s", replicas, err, got, field)
+		}
+		rejected := err.Error()
+		done, err := succeeds(ctx, s, obj)
+		return fmt.Sprintf("scale to %d rejected (%.120s); %s", replicas, rejected, done), err
+	}
+}
+
 // operatorEnvWins checks that in every pod the last definition of each
 // variable (the one the kubelet uses) is the operator's, then waits for
 // success.
@@ -208,6 +228,11 @@ func hostileCases() []hostileCase {
 				return testjobs.MakePyTorchJob("huge-elastic", ns).Workers(1).Elastic(1, 1000000).Obj()
 			},
 			rejected: []string{"spec.elasticPolicy.maxReplicas"},
+		},
+		{
+			name:    "kubectl scale to 100000 workers (the scale subresource skips webhooks)",
+			obj:     func(*testing.T) client.Object { return exit0(pytorch("scale-beyond-cap").Workers(1).Obj()) },
+			handled: scaleRejected(100000, workerPath+".replicas"),
 		},
 		{
 			name:     "name longer than 253 characters",
