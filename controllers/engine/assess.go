@@ -124,10 +124,15 @@ func details(fs []podFailure) string {
 	return strings.Join(parts, "; ")
 }
 
-// failureMessage keeps v1's wording and names the pods, containers, exit codes and reasons.
-func (a assessment) failureMessage(kind, name string) string {
+// failureMessage keeps v1's wording (the framework's own, if it has one)
+// and names the pods, containers, exit codes and reasons.
+func (a assessment) failureMessage(fw Framework, job client.Object) string {
 	n, _ := countByType(a.terminal)
-	return fmt.Sprintf("%s %s is failed because %s replica(s) failed. %s.", kind, name, n, capitalize(details(a.terminal)))
+	head := fmt.Sprintf("%s %s is failed because %s replica(s) failed", fw.Kind(), job.GetName(), n)
+	if w, ok := fw.(FailureWording); ok {
+		head = w.FailedMessage(job, n)
+	}
+	return fmt.Sprintf("%s. %s.", head, capitalize(details(a.terminal)))
 }
 
 func (a assessment) restartMessage(kind, name string) string {

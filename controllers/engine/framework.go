@@ -92,6 +92,14 @@ type OrderedCreation interface {
 	CreateInOrder() bool
 }
 
+// FailureWording is an optional capability for frameworks whose v1 failure
+// message is not "<Kind> <name> is failed because <n> <Type> replica(s)
+// failed" (TF's is "TFJob <ns>/<name> has failed because ..."). It returns
+// that sentence without its final period; the engine appends the details.
+type FailureWording interface {
+	FailedMessage(job client.Object, failedReplicas string) string
+}
+
 // ReplicaNamer is an optional capability for frameworks whose children are
 // not named <job>-<lower rtype>-<index> (MPI's launcher is <job>-launcher).
 // Children still carry the replica-type and replica-index labels.

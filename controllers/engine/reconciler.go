@@ -305,7 +305,7 @@ func (r *Reconciler) reconcile(ctx context.Context, job client.Object, p *plan) 
 		r.fail(p, job, kind+reasonFailed,
 			fmt.Sprintf("Job %s has failed because it has reached the specified backoff limit", name), corev1.EventTypeNormal, now)
 	case len(a.terminal) > 0:
-		r.fail(p, job, kind+reasonFailed, a.failureMessage(kind, name), corev1.EventTypeWarning, now)
+		r.fail(p, job, kind+reasonFailed, a.failureMessage(r.fw, job), corev1.EventTypeWarning, now)
 	case rp.ActiveDeadlineSeconds != nil:
 		// Saturate: beyond ~292 years seconds*time.Second wraps negative,
 		// which failed the job at once (activeDeadlineSeconds is an int64).

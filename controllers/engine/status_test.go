@@ -108,7 +108,7 @@ func TestBackoffExceeded(t *testing.T) {
 func TestFailureMessageNamesPodContainerCodeReason(t *testing.T) {
 	a := assessment{terminal: []podFailure{{Pod: "j-worker-1", RType: "Worker", Container: "pytorch", ExitCode: 137, Reason: "OOMKilled"}}}
 	want := "PyTorchJob j is failed because 1 Worker replica(s) failed. Pod j-worker-1: container pytorch exited with code 137 (OOMKilled)."
-	if got := a.failureMessage("PyTorchJob", "j"); got != want {
+	if got := a.failureMessage(fakeFramework{}, testjobs.MakePyTorchJob("j", "ns").Obj()); got != want {
 		t.Errorf("got %q\nwant %q", got, want)
 	}
 }

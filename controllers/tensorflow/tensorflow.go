@@ -124,6 +124,12 @@ func (f *Framework) DecoratePod(obj client.Object, rt kubeflowv1.ReplicaType, in
 	return nil
 }
 
+// FailedMessage implements engine.FailureWording: v1's TF controller says
+// "<ns>/<name> has failed" where the others say "<name> is failed".
+func (*Framework) FailedMessage(obj client.Object, failedReplicas string) string {
+	return fmt.Sprintf("TFJob %s/%s has failed because %s replica(s) failed", obj.GetNamespace(), obj.GetName(), failedReplicas)
+}
+
 // Evaluate implements engine.Framework with v1's TF rule: with a Chief or
 // Master, it decides; otherwise the workers do, and by default worker 0
 // finishing cleanly is enough (successPolicy AllWorkers waits for all).

@@ -324,3 +324,12 @@ func TestIdentity(t *testing.T) {
 		t.Error("NewJob is not a TFJob")
 	}
 }
+
+// v1's TF controller words a failure differently from the other five.
+func TestFailedMessage(t *testing.T) {
+	var fw engine.FailureWording = New(Options{})
+	got := fw.FailedMessage(testjobs.MakeTFJob("mnist", "team-a").Obj(), "2 Worker")
+	if want := "TFJob team-a/mnist has failed because 2 Worker replica(s) failed"; got != want {
+		t.Errorf("got %q, want %q", got, want)
+	}
+}

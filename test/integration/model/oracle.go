@@ -56,8 +56,8 @@ import (
 //     step 7 runs before the pods are reconciled), but a terminal failure
 //     never adds a retry, so it cannot cross the limit itself.
 //  R6 a terminal pod failure fails the job: reason <Kind>Failed, message
-//     "<Kind> <name> is failed because 1 <Type> replica(s) failed." (B4 §4.6
-//     table) followed by details naming the pod and the exit code (Part A
+//     "<Kind> <name> is failed because 1 <Type> replica(s) failed." (TF:
+//     "TFJob <ns>/<name> has failed because ...") (B4 §4.6 table) followed by details naming the pod and the exit code (Part A
 //     "Failure messages name the replica, pod, container, exit code").
 //  R7 success rules per kind (B4 §4.6 table, "expected = replicas - succeeded"):
 //     PyTorch/Paddle: Master all succeeded if a Master exists, else all
@@ -270,10 +270,14 @@ func (o *Oracle) podFailure(st Step) State {
 	if st.Outcome == Evict {
 		parts = append(parts, "Evicted")
 	}
+	msg := fmt.Sprintf("%s %s is failed because 1 %s replica(s) failed.", o.s.Kind, o.s.Name, st.Type)
+	if o.s.Kind == "TFJob" {
+		msg = fmt.Sprintf("TFJob %s/%s has failed because 1 %s replica(s) failed.", o.s.Namespace, o.s.Name, st.Type)
+	}
 	return State{
 		Phase:        PhaseFailed,
 		Reason:       o.s.Kind + "Failed",
-		Message:      fmt.Sprintf("%s %s is failed because 1 %s replica(s) failed.", o.s.Kind, o.s.Name, st.Type),
+		Message:      msg,
 		MessageParts: parts,
 	}
 }

@@ -198,6 +198,14 @@ func TestOracle(t *testing.T) {
 			effects: []Effect{EffectFinished},
 		},
 		{
+			name: "TF keeps v1's own failure wording",
+			s: Scenario{Kind: kubeflowv1.TFJobKind, Namespace: "ns", Replicas: []ReplicaSet{rs(worker, 2, never)},
+				Steps: []Step{step(worker, 1, Fail, 3)}},
+			want: State{Phase: PhaseFailed, Reason: "TFJobFailed", Message: "TFJob ns/j has failed because 1 Worker replica(s) failed.",
+				MessageParts: []string{"j-worker-1", "exited with code 3"}},
+			effects: []Effect{EffectFinished},
+		},
+		{
 			name: "terminal conditions are sticky: later steps change nothing",
 			s: Scenario{Kind: kubeflowv1.JAXJobKind, Namespace: "ns", Replicas: []ReplicaSet{rs(worker, 2, never)},
 				Steps: []Step{step(worker, 0, Fail, 1), step(worker, 1, Delete, 0), step(worker, 1, Succeed, 0)}},
