@@ -27,6 +27,7 @@ import (
 
 	kubeflowv1 "github.com/seed-d8a409e9/training-operator/apis/kubeflow.org/v1"
 	"github.com/seed-d8a409e9/training-operator/e2e/cluster"
+	"github.com/seed-d8a409e9/training-operator/internal/testjobs"
 )
 
 // Designs. KWOK finishes a pod with the exit code in its template, so every
@@ -164,7 +165,7 @@ func planJob(rng *rand.Rand, k kindDef, d, ns, name string) plannedJob {
 		e.Outcome = string(kubeflowv1.JobFailed)
 		e.RestartExact = true
 		if limit >= 0 {
-			runPolicy(obj).BackoffLimit = ptr.To(limit)
+			testjobs.RunPolicy(obj).BackoffLimit = ptr.To(limit)
 			e.RestartCount = limit
 			// The original and one replacement per allowed retry.
 			e.Incarnations = map[string]int{k.podName(name, failing, 0): int(limit) + 1}
@@ -174,7 +175,7 @@ func planJob(rng *rand.Rand, k kindDef, d, ns, name string) plannedJob {
 			others = 2 // JAX: delete worker-1 of two; all must succeed
 		}
 		obj = k.build(name, ns, others)
-		for rt := range replicaSpecs(obj) {
+		for rt := range testjobs.ReplicaSpecs(obj) {
 			if rt == k.decisive || k.other == "" {
 				annotate(obj, rt, cluster.ExitCodeAnnotation, "0")
 				annotate(obj, rt, cluster.ExitDelayAnnotation, disruptRuntime.String())
@@ -192,11 +193,11 @@ func planJob(rng *rand.Rand, k kindDef, d, ns, name string) plannedJob {
 		}
 		e.Incarnations = map[string]int{e.DisruptPod: 2}
 	}
-	for _, s := range replicaSpecs(obj) {
+	for _, s := range testjobs.ReplicaSpecs(obj) {
 		s.RestartPolicy = policy
 		e.Replicas += int(ptr.Deref(s.Replicas, 1))
 	}
 	e.Policy = string(policy)
-	runPolicy(obj).CleanPodPolicy = ptr.To(kubeflowv1.CleanPodPolicyAll)
+	testjobs.RunPolicy(obj).CleanPodPolicy = ptr.To(kubeflowv1.CleanPodPolicyAll)
 	return plannedJob{obj: obj, kind: k, expect: e}
 }

@@ -99,46 +99,9 @@ func (k kindDef) podName(job string, rt kubeflowv1.ReplicaType, index int) strin
 	return engine.ReplicaName(job, rt, index)
 }
 
-// replicaSpecs and runPolicy give generic access to the six spec shapes.
-func replicaSpecs(obj client.Object) map[kubeflowv1.ReplicaType]*kubeflowv1.ReplicaSpec {
-	switch j := obj.(type) {
-	case *kubeflowv1.PyTorchJob:
-		return j.Spec.PyTorchReplicaSpecs
-	case *kubeflowv1.TFJob:
-		return j.Spec.TFReplicaSpecs
-	case *kubeflowv1.MPIJob:
-		return j.Spec.MPIReplicaSpecs
-	case *kubeflowv1.XGBoostJob:
-		return j.Spec.XGBReplicaSpecs
-	case *kubeflowv1.PaddleJob:
-		return j.Spec.PaddleReplicaSpecs
-	case *kubeflowv1.JAXJob:
-		return j.Spec.JAXReplicaSpecs
-	}
-	return nil
-}
-
-func runPolicy(obj client.Object) *kubeflowv1.RunPolicy {
-	switch j := obj.(type) {
-	case *kubeflowv1.PyTorchJob:
-		return &j.Spec.RunPolicy
-	case *kubeflowv1.TFJob:
-		return &j.Spec.RunPolicy
-	case *kubeflowv1.MPIJob:
-		return &j.Spec.RunPolicy
-	case *kubeflowv1.XGBoostJob:
-		return &j.Spec.RunPolicy
-	case *kubeflowv1.PaddleJob:
-		return &j.Spec.RunPolicy
-	case *kubeflowv1.JAXJob:
-		return &j.Spec.RunPolicy
-	}
-	return nil
-}
-
 // annotate sets a pod-template annotation on one replica type.
 func annotate(obj client.Object, rt kubeflowv1.ReplicaType, k, v string) {
-	s := replicaSpecs(obj)[rt]
+	s := testjobs.ReplicaSpecs(obj)[rt]
 	if s.Template.Annotations == nil {
 		s.Template.Annotations = map[string]string{}
 	}

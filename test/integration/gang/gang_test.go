@@ -6,11 +6,9 @@
 package gang_test
 
 import (
-	"bytes"
 	"context"
 	"os"
 	"path/filepath"
-	"sync"
 	"testing"
 	"time"
 
@@ -24,9 +22,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/rand"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
-	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	volcanov1beta1 "volcano.sh/apis/pkg/apis/scheduling/v1beta1"
 
 	configv1alpha1 "github.com/seed-d8a409e9/training-operator/apis/config/v1alpha1"
@@ -55,31 +51,10 @@ type suite struct {
 
 func start(t *testing.T, opts cluster.Options, cfg *configv1alpha1.Configuration) *suite {
 	t.Helper()
-	// Operator logs are kept and shown only when the test fails.
-	logs := &logBuffer{}
-	ctrl.SetLogger(zap.New(zap.WriteTo(logs), zap.UseDevMode(true)))
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Logf("operator log:\n%s", logs.String())
-		}
-	})
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	opts.Logf = t.Logf
-	env, err := cluster.Start(ctx, opts)
-	if err != nil {
-		t.Fatalf("starting the cluster: %v", err)
-	}
-	t.Cleanup(func() {
-		if err := env.Stop(); err != nil {
-			t.Errorf("stopping the cluster: %v", err)
-		}
-	})
+	env := util.StartTestCluster(t, opts)
+	util.CaptureOperatorLogs(t, 400)
 	restCfg := env.RESTConfig()
 	restCfg.QPS, restCfg.Burst = 500, 1000
-	if err := util.InstallCRDs(ctx, restCfg, filepath.Join(util.RepoRoot(), "config", "crd", "bases")); err != nil {
-		t.Fatal(err)
-	}
 	s := util.Scheme()
 	if err := gang.AddToScheme(s); err != nil {
 		t.Fatal(err)
@@ -98,24 +73,6 @@ func start(t *testing.T, opts cluster.Options, cfg *configv1alpha1.Configuration
 		}
 	})
 	return &suite{t: t, env: env, restCfg: restCfg, k8s: k8s}
-}
-
-// logBuffer is a concurrency-safe log sink.
-type logBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *logBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *logBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
 
 // installExternalCRD installs one generated CRD of config/crd/external.

@@ -52,29 +52,10 @@ func pytorch(name string) *testjobs.PyTorchJobWrapper {
 	return testjobs.MakePyTorchJob(name, ns).Master(1).Workers(1)
 }
 
-// replicaSpecs returns the replica spec map of any job kind.
-func replicaSpecs(obj client.Object) map[kubeflowv1.ReplicaType]*kubeflowv1.ReplicaSpec {
-	switch j := obj.(type) {
-	case *kubeflowv1.PyTorchJob:
-		return j.Spec.PyTorchReplicaSpecs
-	case *kubeflowv1.TFJob:
-		return j.Spec.TFReplicaSpecs
-	case *kubeflowv1.MPIJob:
-		return j.Spec.MPIReplicaSpecs
-	case *kubeflowv1.XGBoostJob:
-		return j.Spec.XGBReplicaSpecs
-	case *kubeflowv1.PaddleJob:
-		return j.Spec.PaddleReplicaSpecs
-	case *kubeflowv1.JAXJob:
-		return j.Spec.JAXReplicaSpecs
-	}
-	panic(fmt.Sprintf("not a job: %T", obj))
-}
-
 // exit0 makes KWOK finish every pod of the job with exit code 0, so that
 // accepted jobs run to completion and go quiet.
 func exit0[T client.Object](obj T) T {
-	for _, s := range replicaSpecs(obj) {
+	for _, s := range testjobs.ReplicaSpecs(obj) {
 		if s == nil {
 			continue
 		}
@@ -88,7 +69,7 @@ func exit0[T client.Object](obj T) T {
 
 // edit applies a change to one replica spec of a typed job.
 func edit[T client.Object](obj T, rt kubeflowv1.ReplicaType, change func(*kubeflowv1.ReplicaSpec)) T {
-	change(replicaSpecs(obj)[rt])
+	change(testjobs.ReplicaSpecs(obj)[rt])
 	return obj
 }
 

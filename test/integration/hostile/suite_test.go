@@ -23,10 +23,8 @@ limitations under the License.
 package hostile_test
 
 import (
-	"bytes"
 	"context"
 	"fmt"
-	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
@@ -40,9 +38,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
-	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	kubeflowv1 "github.com/seed-d8a409e9/training-operator/apis/kubeflow.org/v1"
@@ -68,37 +64,17 @@ type suite struct {
 
 func start(t *testing.T) *suite {
 	t.Helper()
-	if testing.Short() {
-		t.Skip("starts a local control plane")
-	}
-	// Operator logs are shown only when the test fails.
-	logs := &logBuffer{}
-	ctrl.SetLogger(zap.New(zap.WriteTo(logs), zap.UseDevMode(true)))
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Logf("operator log (tail):\n%s", tail(logs.String(), 300))
-		}
-	})
+	env := util.StartTestCluster(t, cluster.Options{Nodes: 2})
+	util.CaptureOperatorLogs(t, 300)
 	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
 	defer cancel()
-	env, err := cluster.Start(ctx, cluster.Options{Nodes: 2, Logf: t.Logf})
-	if err != nil {
-		t.Fatalf("starting the cluster: %v", err)
-	}
-	t.Cleanup(func() {
-		if err := env.Stop(); err != nil {
-			t.Errorf("stopping the cluster: %v", err)
-		}
-	})
 	admin := env.RESTConfig()
 	admin.QPS, admin.Burst = 200, 400
-	if err := util.InstallCRDs(ctx, admin, filepath.Join(util.RepoRoot(), "config", "crd", "bases")); err != nil {
-		t.Fatal(err)
-	}
 	s := &suite{env: env, warnings: &warningLog{}}
 	clientCfg := env.RESTConfig()
 	clientCfg.QPS, clientCfg.Burst = 200, 400
 	clientCfg.WarningHandler = s.warnings
+	var err error
 	if s.k8s, err = client.New(clientCfg, client.Options{Scheme: util.Scheme()}); err != nil {
 		t.Fatal(err)
 	}
@@ -127,32 +103,6 @@ func start(t *testing.T) *suite {
 		t.Fatalf("webhooks not reachable: %v", err)
 	}
 	return s
-}
-
-// logBuffer is a concurrency-safe log sink.
-type logBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *logBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *logBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
-func tail(s string, lines int) string {
-	l := strings.Split(s, "\n")
-	if len(l) > lines {
-		l = l[len(l)-lines:]
-	}
-	return strings.Join(l, "\n")
 }
 
 // warningLog keeps the API server's warnings (e.g. pruned unknown fields).

@@ -34,7 +34,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -44,9 +43,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/client-go/rest"
-	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	configv1alpha1 "github.com/seed-d8a409e9/training-operator/apis/config/v1alpha1"
 	"github.com/seed-d8a409e9/training-operator/controllers/gang"
@@ -72,49 +69,27 @@ type suite struct {
 	chart    []*unstructured.Unstructured
 	config   *configv1alpha1.Configuration
 	recorder *recorder
-	logs     *logBuffer
+	logs     *util.LogBuffer
 }
 
 func start(t *testing.T) *suite {
 	t.Helper()
-	if testing.Short() {
-		t.Skip("starts a local control plane")
-	}
-	s := &suite{recorder: newRecorder(), logs: &logBuffer{}}
-	ctrl.SetLogger(zap.New(zap.WriteTo(s.logs), zap.UseDevMode(true)))
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Logf("operator log (tail):\n%s", tail(s.logs.String(), 200))
-		}
-	})
-	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
-	defer cancel()
 	// Volcano and scheduler-plugins are stood in for by kube-scheduler
 	// profiles; the native Workload/PodGroup API needs its feature gate.
-	env, err := cluster.Start(ctx, cluster.Options{
+	env := util.StartTestCluster(t, cluster.Options{
 		Nodes:          2,
 		SchedulerNames: []string{gang.VolcanoSchedulerName, configv1alpha1.DefaultSchedulerPluginsSchedulerName},
 		FeatureGates:   "GenericWorkload=true",
 		RuntimeConfig:  "scheduling.k8s.io/v1beta1=true",
-		Logf:           t.Logf,
-	})
-	if err != nil {
-		t.Fatalf("starting the cluster: %v", err)
-	}
-	t.Cleanup(func() {
-		if err := env.Stop(); err != nil {
-			t.Errorf("stopping the cluster: %v", err)
-		}
-	})
+	}, filepath.Join(util.RepoRoot(), "config", "crd", "external"))
+	s := &suite{recorder: newRecorder(), logs: util.CaptureOperatorLogs(t, 200)}
+	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
+	defer cancel()
 	s.env = env
 	s.admin = env.RESTConfig()
 	s.admin.QPS, s.admin.Burst = 200, 400
-	for _, dir := range []string{filepath.Join(util.RepoRoot(), "config", "crd", "bases"), filepath.Join(util.RepoRoot(), "config", "crd", "external")} {
-		if err := util.InstallCRDs(ctx, s.admin, dir); err != nil {
-			t.Fatal(err)
-		}
-	}
 	scheme := util.Scheme()
+	var err error
 	if err := gang.AddToScheme(scheme); err != nil {
 		t.Fatal(err)
 	}
@@ -267,32 +242,6 @@ func (s *suite) chartObject(kind, name string) *unstructured.Unstructured {
 		}
 	}
 	return nil
-}
-
-// logBuffer is a concurrency-safe log sink.
-type logBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *logBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *logBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
-func tail(s string, lines int) string {
-	l := strings.Split(s, "\n")
-	if len(l) > lines {
-		l = l[len(l)-lines:]
-	}
-	return strings.Join(l, "\n")
 }
 
 // httpStatus performs a request and returns its status code and body.

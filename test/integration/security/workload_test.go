@@ -118,7 +118,7 @@ func (w *workload) gone(obj client.Object) {
 
 // withExit makes KWOK end the pods of every replica with the exit code.
 func withExit[T client.Object](obj T, code string) T {
-	for _, s := range replicaSpecs(obj) {
+	for _, s := range testjobs.ReplicaSpecs(obj) {
 		if s.Template.Annotations == nil {
 			s.Template.Annotations = map[string]string{}
 		}
@@ -129,45 +129,9 @@ func withExit[T client.Object](obj T, code string) T {
 
 // ttl deletes the job one second after it finishes.
 func ttl[T client.Object](obj T) T {
-	rp := runPolicy(obj)
+	rp := testjobs.RunPolicy(obj)
 	rp.TTLSecondsAfterFinished = ptr.To[int32](1)
 	return obj
-}
-
-func runPolicy(obj client.Object) *kubeflowv1.RunPolicy {
-	switch j := obj.(type) {
-	case *kubeflowv1.PyTorchJob:
-		return &j.Spec.RunPolicy
-	case *kubeflowv1.TFJob:
-		return &j.Spec.RunPolicy
-	case *kubeflowv1.MPIJob:
-		return &j.Spec.RunPolicy
-	case *kubeflowv1.XGBoostJob:
-		return &j.Spec.RunPolicy
-	case *kubeflowv1.PaddleJob:
-		return &j.Spec.RunPolicy
-	case *kubeflowv1.JAXJob:
-		return &j.Spec.RunPolicy
-	}
-	panic(fmt.Sprintf("not a job: %T", obj))
-}
-
-func replicaSpecs(obj client.Object) map[kubeflowv1.ReplicaType]*kubeflowv1.ReplicaSpec {
-	switch j := obj.(type) {
-	case *kubeflowv1.PyTorchJob:
-		return j.Spec.PyTorchReplicaSpecs
-	case *kubeflowv1.TFJob:
-		return j.Spec.TFReplicaSpecs
-	case *kubeflowv1.MPIJob:
-		return j.Spec.MPIReplicaSpecs
-	case *kubeflowv1.XGBoostJob:
-		return j.Spec.XGBReplicaSpecs
-	case *kubeflowv1.PaddleJob:
-		return j.Spec.PaddleReplicaSpecs
-	case *kubeflowv1.JAXJob:
-		return j.Spec.JAXReplicaSpecs
-	}
-	panic(fmt.Sprintf("not a job: %T", obj))
 }
 
 func (w *workload) podCount(job string) int {

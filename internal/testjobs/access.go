@@ -1,0 +1,48 @@
+package testjobs
+
+import (
+	"fmt"
+
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	kubeflowv1 "github.com/seed-d8a409e9/training-operator/apis/kubeflow.org/v1"
+)
+
+// ReplicaSpecs gives tests one way into the six kinds' replica spec maps.
+// It panics on anything that is not a kubeflow.org/v1 job: a test bug.
+func ReplicaSpecs(obj client.Object) map[kubeflowv1.ReplicaType]*kubeflowv1.ReplicaSpec {
+	switch j := obj.(type) {
+	case *kubeflowv1.PyTorchJob:
+		return j.Spec.PyTorchReplicaSpecs
+	case *kubeflowv1.TFJob:
+		return j.Spec.TFReplicaSpecs
+	case *kubeflowv1.MPIJob:
+		return j.Spec.MPIReplicaSpecs
+	case *kubeflowv1.XGBoostJob:
+		return j.Spec.XGBReplicaSpecs
+	case *kubeflowv1.PaddleJob:
+		return j.Spec.PaddleReplicaSpecs
+	case *kubeflowv1.JAXJob:
+		return j.Spec.JAXReplicaSpecs
+	}
+	panic(fmt.Sprintf("not a kubeflow.org/v1 job: %T", obj))
+}
+
+// RunPolicy is the job's runPolicy, whatever its kind (see ReplicaSpecs).
+func RunPolicy(obj client.Object) *kubeflowv1.RunPolicy {
+	switch j := obj.(type) {
+	case *kubeflowv1.PyTorchJob:
+		return &j.Spec.RunPolicy
+	case *kubeflowv1.TFJob:
+		return &j.Spec.RunPolicy
+	case *kubeflowv1.MPIJob:
+		return &j.Spec.RunPolicy
+	case *kubeflowv1.XGBoostJob:
+		return &j.Spec.RunPolicy
+	case *kubeflowv1.PaddleJob:
+		return &j.Spec.RunPolicy
+	case *kubeflowv1.JAXJob:
+		return &j.Spec.RunPolicy
+	}
+	panic(fmt.Sprintf("not a kubeflow.org/v1 job: %T", obj))
+}
