@@ -48,6 +48,7 @@ import (
 	"github.com/seed-d8a409e9/training-operator/controllers/gang"
 	"github.com/seed-d8a409e9/training-operator/internal/cert"
 	"github.com/seed-d8a409e9/training-operator/internal/config"
+	"github.com/seed-d8a409e9/training-operator/internal/memlimit"
 	"github.com/seed-d8a409e9/training-operator/internal/metricsauth"
 	"github.com/seed-d8a409e9/training-operator/webhooks"
 )
@@ -78,6 +79,9 @@ func main() {
 	logger := zap.New(zap.UseFlagOptions(&logOpts))
 	ctrl.SetLogger(logger)
 	klog.SetLogger(logger)
+	if soft := memlimit.Set(os.DirFS("/")); soft > 0 {
+		setupLog.Info("soft memory limit from the container's cgroup limit", "bytes", soft)
+	}
 
 	cfg, err := config.Build(flags.ConfigFile, &flags, config.ExplicitFlags(flag.CommandLine))
 	if err != nil {
@@ -196,6 +200,7 @@ func newManager(cfg *configv1alpha1.Configuration, certs *cert.Provider) (ctrl.M
 		Cache:                         cacheOpts,
 		Metrics:                       metricsOpts,
 		HealthProbeBindAddress:        cfg.Health.ProbeBindAddress,
+		PprofBindAddress:              cfg.Health.PprofBindAddress,
 		LeaderElection:                le.LeaderElect,
 		LeaderElectionID:              le.ResourceName,
 		LeaderElectionNamespace:       le.ResourceNamespace,

@@ -157,7 +157,16 @@ func parseFlags() (options, error) {
 // scenarios in run order: the raw limit first, on the empty cluster.
 func (o options) scenarios() []scenario {
 	sz := o.sizes
+	// The raw limit at the smallest and the largest burst size: the control
+	// plane's rate drops as scheduler, KWOK and endpoint work pile up, so a
+	// burst is compared with the raw client creating as many objects.
+	// The big job is compared with the raw client creating its pod count.
 	list := []scenario{raw(sz.burst[0])}
+	for _, n := range []int{(sz.bigJobWorkers + 1) / 4, sz.burst[len(sz.burst)-1]} {
+		if n != sz.burst[0] {
+			list = append(list, raw(n))
+		}
+	}
 	for _, n := range sz.burst {
 		list = append(list, burst(n))
 	}

@@ -36,6 +36,7 @@ const (
 	FlagConfig                           = "config"
 	FlagMetricsBindAddress               = "metrics-bind-address"
 	FlagHealthProbeBindAddress           = "health-probe-bind-address"
+	FlagPprofBindAddress                 = "pprof-bind-address"
 	FlagLeaderElect                      = "leader-elect"
 	FlagLeaderElectionID                 = "leader-election-id"
 	FlagEnableScheme                     = "enable-scheme"
@@ -63,6 +64,7 @@ type Flags struct {
 
 	MetricsBindAddress               string
 	HealthProbeBindAddress           string
+	PprofBindAddress                 string
 	LeaderElect                      bool
 	LeaderElectionID                 string
 	EnabledSchemes                   SchemeList
@@ -98,6 +100,8 @@ func (f *Flags) Bind(fs *flag.FlagSet) {
 		"The address the metric endpoint binds to; \"0\" disables it."+over("metrics.bindAddress"))
 	fs.StringVar(&f.HealthProbeBindAddress, FlagHealthProbeBindAddress, d.Health.ProbeBindAddress,
 		"The address the probe endpoint binds to."+over("health.probeBindAddress"))
+	fs.StringVar(&f.PprofBindAddress, FlagPprofBindAddress, d.Health.PprofBindAddress,
+		"The address serving Go's /debug/pprof profiles; empty or \"0\" disables it."+over("health.pprofBindAddress"))
 	fs.BoolVar(&f.LeaderElect, FlagLeaderElect, d.LeaderElection.LeaderElect,
 		"Enable leader election for controller manager. Enabling this will ensure there is only one active controller manager."+
 			over("leaderElection.leaderElect"))
@@ -153,6 +157,9 @@ func (f *Flags) Apply(cfg *configv1alpha1.Configuration, set map[string]bool) {
 	}
 	if set[FlagHealthProbeBindAddress] {
 		cfg.Health.ProbeBindAddress = f.HealthProbeBindAddress
+	}
+	if set[FlagPprofBindAddress] {
+		cfg.Health.PprofBindAddress = f.PprofBindAddress
 	}
 	if set[FlagLeaderElect] {
 		cfg.LeaderElection.LeaderElect = f.LeaderElect

@@ -118,6 +118,7 @@ func TestBuildFlagPrecedence(t *testing.T) {
 			args: []string{
 				"--metrics-bind-address=:18080",
 				"--health-probe-bind-address=:18081",
+				"--pprof-bind-address=127.0.0.1:18082",
 				"--leader-elect=false",
 				"--leader-election-id=flag-lease",
 				"--enable-scheme=tfjob", "--enable-scheme=PyTorchJob", "--enable-scheme=TFJOB",
@@ -146,6 +147,7 @@ func TestBuildFlagPrecedence(t *testing.T) {
 				c.Webhook.SecretName = "flag-secret"
 				c.Metrics.BindAddress = ":18080"
 				c.Health.ProbeBindAddress = ":18081"
+				c.Health.PprofBindAddress = "127.0.0.1:18082"
 				c.LeaderElection.ResourceName = "flag-lease"
 				c.PyTorchInitContainer.Image = "flag-image"
 				c.PyTorchInitContainer.TemplateFile = "/flag-template"
@@ -264,7 +266,7 @@ func TestBindDefaultsMatchConfigurationDefaults(t *testing.T) {
 	wantNames := []string{
 		"config", "controller-threads", "enable-scheme", "gang-scheduler-name", "health-probe-bind-address",
 		"kube-api-burst", "kube-api-qps", "leader-elect", "leader-election-id", "metrics-bind-address",
-		"mpi-kubectl-delivery-image", "namespace", "pytorch-init-container-image",
+		"mpi-kubectl-delivery-image", "namespace", "pprof-bind-address", "pytorch-init-container-image",
 		"pytorch-init-container-max-tries", "pytorch-init-container-template-file", "webhook-secret-name",
 		"webhook-server-port", "webhook-service-name",
 	}

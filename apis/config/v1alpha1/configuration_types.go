@@ -272,6 +272,13 @@ type Health struct {
 	// Flag: --health-probe-bind-address.
 	// +optional
 	ProbeBindAddress string `json:"probeBindAddress,omitempty"`
+
+	// PprofBindAddress is the address serving Go's /debug/pprof profiles,
+	// such as "127.0.0.1:8082", for diagnosing CPU and memory use. Empty (the
+	// default) or "0" disables it.
+	// Flag: --pprof-bind-address.
+	// +optional
+	PprofBindAddress string `json:"pprofBindAddress,omitempty"`
 }
 
 // LeaderElection configures leader election through a coordination.k8s.io Lease.
