@@ -68,7 +68,9 @@ func NewReconciler(fw Framework, c client.Client, apiReader client.Reader, rec E
 		opts.MaxConcurrentReconciles = 1
 	}
 	if opts.Fanout < 1 {
-		opts.Fanout = 16
+		// make bench: a 1000-replica job's pods and Services were created
+		// 21% faster with 32 creates in flight than with 16.
+		opts.Fanout = 32
 	}
 	if opts.Clock == nil {
 		opts.Clock = clock.RealClock{}

@@ -28,6 +28,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kubeflowv1 "github.com/seed-d8a409e9/training-operator/apis/kubeflow.org/v1"
@@ -39,12 +40,16 @@ import (
 // env is one operator on one fresh control plane, plus the bench's client,
 // accounting proxy and tracker.
 type env struct {
-	cluster  *cluster.Cluster
-	client   client.Client
-	proxy    *apiProxy
-	operator *operator
-	tracker  *tracker
-	sizes    sizes
+	cluster *cluster.Cluster
+	client  client.Client
+	proxy   *apiProxy
+	// rawClient is the raw-limit scenario's client: through a proxy of its
+	// own, like the operator's (same hop, same HTTP/1.1 connections), so
+	// that the two are compared on equal terms.
+	rawClient client.Client
+	operator  *operator
+	tracker   *tracker
+	sizes     sizes
 }
 
 // settle is how long a scenario's measurement window stays open after its
@@ -88,8 +93,21 @@ func setupEnv(ctx context.Context, o options, bin, dir string) (*env, func(), er
 		return fail(err)
 	}
 	cleanups = append(cleanups, e.proxy.Close)
+	rawProxy, err := startProxy(c.RESTConfig())
+	if err != nil {
+		return fail(err)
+	}
+	cleanups = append(cleanups, rawProxy.Close)
+	rawCfg := &rest.Config{Host: rawProxy.URL(), QPS: cfg.QPS, Burst: cfg.Burst}
+	if e.rawClient, err = client.New(rawCfg, client.Options{Scheme: util.Scheme()}); err != nil {
+		return fail(err)
+	}
 	log.Printf("starting operator %s", bin)
-	if e.operator, err = startOperator(ctx, bin, o.operatorArgs, dir, e.proxy.URL()); err != nil {
+	args := o.operatorArgs
+	if o.heapProfile {
+		args += " --pprof-bind-address={pprof}"
+	}
+	if e.operator, err = startOperator(ctx, bin, args, dir, e.proxy.URL()); err != nil {
 		return fail(err)
 	}
 	cleanups = append(cleanups, e.operator.Stop)

@@ -71,6 +71,7 @@ type options struct {
 	sizes        sizes
 	operators    []string
 	operatorArgs string
+	heapProfile  bool
 	outDir       string
 	only         map[string]bool
 }
@@ -113,6 +114,8 @@ func parseFlags() (options, error) {
 	flag.StringVar(&o.operatorArgs, "operator-args", defaultOperatorArgs,
 		"extra operator arguments after --kubeconfig, --metrics-bind-address, --health-probe-bind-address and --leader-elect=false; "+
 			"placeholders {kubeconfig} {metrics} {health} {webhook-port} {config} {dir}")
+	flag.BoolVar(&o.heapProfile, "heap-profile", false,
+		"pass --pprof-bind-address={pprof} to the operator and save its heap profile after each scenario as <scenario>.heap.pb.gz (go tool pprof -top)")
 	flag.StringVar(&o.outDir, "out", filepath.Join(util.RepoRoot(), "_output", "bench"), "results directory (a timestamped subdirectory is created)")
 	flag.Parse()
 
@@ -259,6 +262,11 @@ func benchOperator(ctx context.Context, o options, bin, label, dir string) *Run 
 		}
 		time.Sleep(settle)
 		w.end(ctx, res)
+		if o.heapProfile {
+			if err := e.operator.saveHeapProfile(ctx, filepath.Join(dir, s.name+".heap.pb.gz")); err != nil {
+				log.Printf("%s: heap profile: %v", label, err)
+			}
+		}
 		r.Results = append(r.Results, res)
 		log.Printf("%s: %s done%s", label, s.name, errSuffix(res.Error))
 		if ctx.Err() != nil || e.operator.Exited() {

@@ -48,16 +48,17 @@ type operator struct {
 	logFile     *os.File
 	metricsAddr string
 	healthAddr  string
+	pprofAddr   string
 	done        chan struct{}
 }
 
 // startOperator runs bin against the proxy. It always passes the v1 flags
 // --kubeconfig, --metrics-bind-address, --health-probe-bind-address and
 // --leader-elect=false, then extraArgs with the placeholders {kubeconfig},
-// {metrics}, {health}, {webhook-port}, {config} and {dir} expanded. It
+// {metrics}, {health}, {webhook-port}, {config}, {dir} and {pprof} expanded. It
 // returns once /readyz answers 200.
 func startOperator(ctx context.Context, bin, extraArgs, dir, apiURL string) (*operator, error) {
-	ports, err := freePorts(3)
+	ports, err := freePorts(4)
 	if err != nil {
 		return nil, err
 	}
@@ -72,10 +73,12 @@ func startOperator(ctx context.Context, bin, extraArgs, dir, apiURL string) (*op
 	o := &operator{
 		metricsAddr: fmt.Sprintf("127.0.0.1:%d", ports[0]),
 		healthAddr:  fmt.Sprintf("127.0.0.1:%d", ports[1]),
+		pprofAddr:   fmt.Sprintf("127.0.0.1:%d", ports[3]),
 		done:        make(chan struct{}),
 	}
 	expand := strings.NewReplacer("{kubeconfig}", kubeconfig, "{metrics}", o.metricsAddr, "{health}", o.healthAddr,
-		"{webhook-port}", strconv.Itoa(ports[2]), "{config}", cfgPath, "{dir}", dir)
+		"{webhook-port}", strconv.Itoa(ports[2]), "{config}", cfgPath, "{dir}", dir,
+		"{pprof}", o.pprofAddr)
 	o.args = []string{"--kubeconfig=" + kubeconfig, "--metrics-bind-address=" + o.metricsAddr,
 		"--health-probe-bind-address=" + o.healthAddr, "--leader-elect=false"}
 	for _, a := range strings.Fields(extraArgs) {
@@ -120,6 +123,21 @@ func writeKubeconfig(path, server string) error {
 	kc.Contexts["bench"] = &clientcmdapi.Context{Cluster: "bench", AuthInfo: "operator", Namespace: "default"}
 	kc.CurrentContext = "bench"
 	return clientcmd.WriteToFile(*kc, path)
+}
+
+// saveHeapProfile fetches the operator's heap profile (after a GC) from
+// its pprof endpoint into path.
+func (o *operator) saveHeapProfile(ctx context.Context, path string) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	code, err := httpGet(ctx, "http://"+o.pprofAddr+"/debug/pprof/heap?gc=1", f)
+	if err == nil && code != http.StatusOK {
+		err = fmt.Errorf("HTTP %d", code)
+	}
+	return err
 }
 
 func (o *operator) waitReady(ctx context.Context, timeout time.Duration) error {

@@ -45,9 +45,9 @@ func raw(n int) scenario {
 		start := time.Now()
 		err := parallelDo(len(pods)+len(svcs), createParallelism, func(i int) error {
 			if i < len(pods) {
-				return e.client.Create(ctx, pods[i])
+				return e.rawClient.Create(ctx, pods[i])
 			}
-			return e.client.Create(ctx, svcs[i-len(pods)])
+			return e.rawClient.Create(ctx, svcs[i-len(pods)])
 		})
 		sent := time.Since(start)
 		if err != nil {

@@ -158,10 +158,10 @@ func TestBuildFlagPrecedence(t *testing.T) {
 		{
 			name: "a flag set to its default value still overrides the file",
 			file: fileWithEverything,
-			args: []string{"--kube-api-qps=50", "--webhook-server-port=9443", "--metrics-bind-address=:8080"},
+			args: []string{"--kube-api-qps=500", "--webhook-server-port=9443", "--metrics-bind-address=:8080"},
 			want: func() *configv1alpha1.Configuration {
 				c := fileConfig()
-				c.ClientConnection.QPS = ptr[float32](50)
+				c.ClientConnection.QPS = ptr[float32](500)
 				c.Webhook.Port = ptr[int32](9443)
 				c.Metrics.BindAddress = ":8080"
 				return c

@@ -188,13 +188,13 @@ type Controller struct {
 // ClientConnection configures the client used to talk to the kube-apiserver.
 type ClientConnection struct {
 	// QPS is the sustained queries per second allowed by the client-side rate
-	// limiter. Defaults to 50. Must be greater than 0.
+	// limiter. Defaults to 500. Must be greater than 0.
 	// Flag: --kube-api-qps.
 	// +optional
 	QPS *float32 `json:"qps,omitempty"`
 
 	// Burst is the number of queries allowed above QPS for short periods.
-	// Defaults to 100. Must be greater than 0.
+	// Defaults to 1000. Must be greater than 0.
 	// Flag: --kube-api-burst.
 	// +optional
 	Burst *int32 `json:"burst,omitempty"`

@@ -32,8 +32,8 @@ func TestSetDefaults_Configuration(t *testing.T) {
 			GangScheduling: GangScheduling{SchedulerPluginsSchedulerName: "scheduler-plugins-scheduler"},
 			Controller:     Controller{DefaultConcurrency: ptrTo[int32](16)},
 			ClientConnection: ClientConnection{
-				QPS:   ptrTo[float32](50),
-				Burst: ptrTo[int32](100),
+				QPS:   ptrTo[float32](500),
+				Burst: ptrTo[int32](1000),
 			},
 			Webhook: Webhook{
 				Port:           ptrTo[int32](9443),
