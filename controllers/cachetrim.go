@@ -27,7 +27,7 @@ import (
 // caches drop the rest: the pod spec (containers, env, volumes: most of a
 // pod) and the Service spec.
 
-// trimPod keeps a pod's metadata (without managedFields), its phase,
+// trimPod keeps a pod's metadata (without managedFields and annotations), its phase,
 // conditions and container states, and the names of its containers.
 func trimPod(obj any) (any, error) {
 	pod, ok := obj.(*corev1.Pod)
@@ -35,6 +35,9 @@ func trimPod(obj any) (any, error) {
 		return obj, nil
 	}
 	pod.ManagedFields = nil
+	// Nothing reads a cached pod's annotations, and injectors (service
+	// meshes, secret agents) can make them the bulk of the metadata.
+	pod.Annotations = nil
 	pod.Spec = corev1.PodSpec{
 		Containers:     containerNames(pod.Spec.Containers),
 		InitContainers: containerNames(pod.Spec.InitContainers),
@@ -49,13 +52,14 @@ func trimPod(obj any) (any, error) {
 	return pod, nil
 }
 
-// trimService keeps a Service's metadata (without managedFields).
+// trimService keeps a Service's metadata (without managedFields and annotations).
 func trimService(obj any) (any, error) {
 	svc, ok := obj.(*corev1.Service)
 	if !ok {
 		return obj, nil
 	}
 	svc.ManagedFields = nil
+	svc.Annotations = nil
 	svc.Spec = corev1.ServiceSpec{}
 	svc.Status = corev1.ServiceStatus{}
 	return svc, nil

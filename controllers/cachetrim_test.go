@@ -1,0 +1,65 @@
+package controllers
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	kubeflowv1 "github.com/seed-d8a409e9/training-operator/apis/kubeflow.org/v1"
+	"github.com/seed-d8a409e9/training-operator/internal/testjobs"
+)
+
+// The cached pod keeps what the engine reads (identity, labels, owner,
+// deletion, phase, reasons, container states and restarts) and nothing else.
+func TestTrimPod(t *testing.T) {
+	full := testjobs.MakePod("j-worker-0", "ns").UID("u").
+		Label(kubeflowv1.ReplicaTypeLabel, "worker").Label(kubeflowv1.ReplicaIndexLabel, "0").
+		Phase(corev1.PodFailed).Reason("Evicted").DisruptionTarget("EvictionByEvictionAPI").
+		Terminated("pytorch", 137, "OOMKilled").Restarts("pytorch", 2).Terminating().Obj()
+	full.Annotations = map[string]string{"sidecar.istio.io/status": "{...}"}
+	full.ManagedFields = []metav1.ManagedFieldsEntry{{Manager: "kubectl"}}
+	full.OwnerReferences = []metav1.OwnerReference{{Name: "j", UID: "job", Controller: new(true)}}
+	full.Spec = corev1.PodSpec{
+		Containers:    []corev1.Container{{Name: "pytorch", Image: "img", Env: []corev1.EnvVar{{Name: "RANK", Value: "0"}}}},
+		RestartPolicy: corev1.RestartPolicyNever, SchedulerName: "volcano", NodeName: "n1",
+		Volumes: []corev1.Volume{{Name: "data"}},
+	}
+	full.Status.ContainerStatuses[0].Image = "img"
+	full.Status.ContainerStatuses[0].ImageID = "sha256:x"
+	full.Status.PodIPs = []corev1.PodIP{{IP: "10.0.0.1"}}
+
+	want := full.DeepCopy()
+	want.Annotations, want.ManagedFields = nil, nil
+	want.Spec = corev1.PodSpec{Containers: []corev1.Container{{Name: "pytorch"}},
+		RestartPolicy: corev1.RestartPolicyNever, SchedulerName: "volcano", NodeName: "n1"}
+	want.Status.ContainerStatuses[0].Image, want.Status.ContainerStatuses[0].ImageID = "", ""
+	want.Status.PodIPs = nil
+
+	got, err := trimPod(full)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("trimPod (-want +got):\n%s", diff)
+	}
+}
+
+func TestTrimService(t *testing.T) {
+	full := &corev1.Service{
+		ObjectMeta: metav1.ObjectMeta{Name: "j-worker-0", Namespace: "ns", Labels: map[string]string{"a": "b"},
+			Annotations: map[string]string{"x": "y"}, ManagedFields: []metav1.ManagedFieldsEntry{{Manager: "m"}},
+			OwnerReferences: []metav1.OwnerReference{{Name: "j", UID: "job"}}},
+		Spec: corev1.ServiceSpec{ClusterIP: corev1.ClusterIPNone, Ports: []corev1.ServicePort{{Port: 23456}}},
+	}
+	want := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "j-worker-0", Namespace: "ns", Labels: map[string]string{"a": "b"},
+		OwnerReferences: []metav1.OwnerReference{{Name: "j", UID: "job"}}}}
+	got, err := trimService(full)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("trimService (-want +got):\n%s", diff)
+	}
+}
