@@ -87,8 +87,8 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	b := ctrl.NewControllerManagedBy(mgr).
 		For(r.fw.NewJob()).
 		Named(r.fw.ControllerName()).
-		Owns(&corev1.Pod{}, builder.WithPredicates(r.seenByCache("pod/"))).
-		Owns(&corev1.Service{}, builder.WithPredicates(r.seenByCache("svc/"))).
+		Owns(&corev1.Pod{}, builder.WithPredicates(r.goneFromCache("pod/"))).
+		Owns(&corev1.Service{}, builder.WithPredicates(r.goneFromCache("svc/"))).
 		WithOptions(controller.Options{MaxConcurrentReconciles: r.opts.MaxConcurrentReconciles})
 	if _, ok := r.fw.(Autoscaled); ok {
 		b = b.Owns(&autoscalingv2.HorizontalPodAutoscaler{})
@@ -105,23 +105,23 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	return r.opts.OnController(c)
 }
 
-// seenByCache ends the in-flight record of a child we created as soon as the
-// cache shows it, not at the job's next reconcile: under a backlog that
-// reconcile may come after the child is already gone again (deleted by a
-// user or evicted), and the stale record would then hold back its
-// re-creation until inflightTTL. It never filters events.
-func (r *Reconciler) seenByCache(prefix string) predicate.Funcs {
-	seen := func(o client.Object) bool {
+// goneFromCache ends the in-flight record of a child we created when the
+// cache shows its deletion, not at the job's next reconcile: under a backlog
+// that reconcile may come after the child is already gone again (deleted by
+// a user or evicted), and the stale record would then hold back its
+// re-creation until inflightTTL. Its appearance is left to the reconcile
+// that lists it: ending the record then could race a pass whose list was
+// taken just before, which would create the child a second time (409s seen
+// by make bench on a 1000-replica job). It never filters events.
+func (r *Reconciler) goneFromCache(prefix string) predicate.Funcs {
+	gone := func(o client.Object) bool {
 		if ref := metav1.GetControllerOf(o); ref != nil {
 			r.inflight.observed(ref.UID, prefix+o.GetName())
 		}
 		return true
 	}
 	return predicate.Funcs{
-		CreateFunc:  func(e ctrlevent.CreateEvent) bool { return seen(e.Object) },
-		UpdateFunc:  func(e ctrlevent.UpdateEvent) bool { return seen(e.ObjectNew) },
-		DeleteFunc:  func(e ctrlevent.DeleteEvent) bool { return seen(e.Object) },
-		GenericFunc: func(ctrlevent.GenericEvent) bool { return true },
+		DeleteFunc: func(e ctrlevent.DeleteEvent) bool { return gone(e.Object) },
 	}
 }
 

@@ -39,8 +39,12 @@ func SetupIndexes(ctx context.Context, indexer client.FieldIndexer) error {
 }
 
 // listChildren reads the job's pods and Services from the cache by owner UID.
+// They are the cache's own objects, not copies (a 1000-replica job was
+// deep-copied on every pass): the engine only reads them, and builds new
+// objects for anything it writes.
 func (r *Reconciler) listChildren(ctx context.Context, job client.Object) ([]*corev1.Pod, []*corev1.Service, error) {
-	opts := []client.ListOption{client.InNamespace(job.GetNamespace()), client.MatchingFields{ControllerUIDIndex: string(job.GetUID())}}
+	opts := []client.ListOption{client.InNamespace(job.GetNamespace()), client.MatchingFields{ControllerUIDIndex: string(job.GetUID())},
+		client.UnsafeDisableDeepCopy}
 	var pl corev1.PodList
 	if err := r.client.List(ctx, &pl, opts...); err != nil {
 		return nil, nil, err
