@@ -36,7 +36,6 @@ import (
 	"k8s.io/client-go/tools/leaderelection/resourcelock"
 	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
@@ -82,6 +81,7 @@ func main() {
 	if soft := memlimit.Set(os.DirFS("/")); soft > 0 {
 		setupLog.Info("soft memory limit from the container's cgroup limit", "bytes", soft)
 	}
+	memlimit.SetGCPercent()
 
 	cfg, err := config.Build(flags.ConfigFile, &flags, config.ExplicitFlags(flag.CommandLine))
 	if err != nil {
@@ -185,13 +185,9 @@ func newManager(cfg *configv1alpha1.Configuration, certs *cert.Provider) (ctrl.M
 		metricsOpts.FilterProvider = metricsauth.Filter
 	}
 
-	cacheOpts := cache.Options{
-		// Informers hold only the children we own, without managedFields.
-		ByObject:         controllers.CacheByObject(),
-		DefaultTransform: cache.TransformStripManagedFields(),
-	}
-	if cfg.Namespace != "" {
-		cacheOpts.DefaultNamespaces = map[string]cache.Config{cfg.Namespace: {}}
+	cacheOpts, err := controllers.CacheOptions(cfg)
+	if err != nil {
+		return nil, err
 	}
 
 	le := cfg.LeaderElection

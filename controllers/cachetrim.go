@@ -18,6 +18,10 @@ package controllers
 
 import (
 	corev1 "k8s.io/api/core/v1"
+	toolscache "k8s.io/client-go/tools/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/seed-d8a409e9/training-operator/controllers/engine"
 )
 
 // The operator keeps every pod and Service of every job it owns in memory,
@@ -28,7 +32,7 @@ import (
 // pod) and the Service spec.
 
 // trimPod keeps a pod's metadata (without managedFields and annotations), its phase,
-// conditions and container states, and the names of its containers.
+// conditions and container states, its restart policy, scheduler and node.
 func trimPod(obj any) (any, error) {
 	pod, ok := obj.(*corev1.Pod)
 	if !ok {
@@ -38,12 +42,12 @@ func trimPod(obj any) (any, error) {
 	// Nothing reads a cached pod's annotations, and injectors (service
 	// meshes, secret agents) can make them the bulk of the metadata.
 	pod.Annotations = nil
+	// Not even container names: a corev1.Container is large when empty, and
+	// failure messages name containers from their statuses.
 	pod.Spec = corev1.PodSpec{
-		Containers:     containerNames(pod.Spec.Containers),
-		InitContainers: containerNames(pod.Spec.InitContainers),
-		RestartPolicy:  pod.Spec.RestartPolicy,
-		SchedulerName:  pod.Spec.SchedulerName,
-		NodeName:       pod.Spec.NodeName,
+		RestartPolicy: pod.Spec.RestartPolicy,
+		SchedulerName: pod.Spec.SchedulerName,
+		NodeName:      pod.Spec.NodeName,
 	}
 	pod.Status.ContainerStatuses = trimStatuses(pod.Status.ContainerStatuses)
 	pod.Status.InitContainerStatuses = trimStatuses(pod.Status.InitContainerStatuses)
@@ -65,17 +69,6 @@ func trimService(obj any) (any, error) {
 	return svc, nil
 }
 
-func containerNames(cs []corev1.Container) []corev1.Container {
-	if len(cs) == 0 {
-		return nil
-	}
-	out := make([]corev1.Container, len(cs))
-	for i := range cs {
-		out[i] = corev1.Container{Name: cs[i].Name}
-	}
-	return out
-}
-
 // trimStatuses keeps what failure messages and restart decisions read.
 func trimStatuses(ss []corev1.ContainerStatus) []corev1.ContainerStatus {
 	if len(ss) == 0 {
@@ -93,4 +86,33 @@ func trimStatuses(ss []corev1.ContainerStatus) []corev1.ContainerStatus {
 		}
 	}
 	return out
+}
+
+// trimFinishedJob is the cache transform of fw's job kind. A job that has
+// Succeeded or Failed creates nothing again (terminal conditions are
+// sticky), so its cached copy drops what only pod creation reads: the pod
+// templates' specs, keeping the scheduler name (which picks the gang
+// backend to clean up) and the restart policy. Replica counts, run policy
+// and status stay for cleanup and TTL. Every new version from the API
+// server is trimmed afresh, so nothing is lost for a job that is not
+// finished. managedFields are dropped from every job.
+func trimFinishedJob(fw engine.Framework) toolscache.TransformFunc {
+	return func(obj any) (any, error) {
+		job, ok := obj.(client.Object)
+		if !ok {
+			return obj, nil
+		}
+		job.SetManagedFields(nil)
+		if !engine.IsFinished(fw.Status(job)) {
+			return job, nil
+		}
+		for _, spec := range fw.ReplicaSpecs(job) {
+			if spec == nil {
+				continue
+			}
+			t := &spec.Template.Spec
+			*t = corev1.PodSpec{SchedulerName: t.SchedulerName, RestartPolicy: t.RestartPolicy}
+		}
+		return job, nil
+	}
 }

@@ -8,6 +8,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	kubeflowv1 "github.com/seed-d8a409e9/training-operator/apis/kubeflow.org/v1"
+	"github.com/seed-d8a409e9/training-operator/controllers/pytorch"
 	"github.com/seed-d8a409e9/training-operator/internal/testjobs"
 )
 
@@ -32,8 +33,7 @@ func TestTrimPod(t *testing.T) {
 
 	want := full.DeepCopy()
 	want.Annotations, want.ManagedFields = nil, nil
-	want.Spec = corev1.PodSpec{Containers: []corev1.Container{{Name: "pytorch"}},
-		RestartPolicy: corev1.RestartPolicyNever, SchedulerName: "volcano", NodeName: "n1"}
+	want.Spec = corev1.PodSpec{RestartPolicy: corev1.RestartPolicyNever, SchedulerName: "volcano", NodeName: "n1"}
 	want.Status.ContainerStatuses[0].Image, want.Status.ContainerStatuses[0].ImageID = "", ""
 	want.Status.PodIPs = nil
 
@@ -61,5 +61,47 @@ func TestTrimService(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("trimService (-want +got):\n%s", diff)
+	}
+}
+
+// A finished job's cached copy drops its pod templates' specs but keeps
+// what cleanup, TTL and gang teardown read; a running job is kept whole.
+func TestTrimFinishedJob(t *testing.T) {
+	fw, err := pytorch.New(pytorch.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	trim := trimFinishedJob(fw)
+	base := testjobs.MakePyTorchJob("j", "ns").Master(1).Workers(3).CleanPodPolicy(kubeflowv1.CleanPodPolicyRunning).
+		TTLSecondsAfterFinished(60).Obj()
+	base.ManagedFields = []metav1.ManagedFieldsEntry{{Manager: "kubectl"}}
+	for _, spec := range base.Spec.PyTorchReplicaSpecs {
+		spec.Template.Spec.SchedulerName = "volcano"
+	}
+	finished := func(c kubeflowv1.JobConditionType) *kubeflowv1.PyTorchJob {
+		j := base.DeepCopy()
+		j.Status.Conditions = []kubeflowv1.JobCondition{{Type: c, Status: corev1.ConditionTrue}}
+		return j
+	}
+
+	running := finished(kubeflowv1.JobRunning)
+	got, _ := trim(running.DeepCopy())
+	want := running.DeepCopy()
+	want.ManagedFields = nil
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("running job: only managedFields may go (-want +got):\n%s", diff)
+	}
+
+	for _, c := range []kubeflowv1.JobConditionType{kubeflowv1.JobSucceeded, kubeflowv1.JobFailed} {
+		job := finished(c)
+		got, _ := trim(job.DeepCopy())
+		want := job.DeepCopy()
+		want.ManagedFields = nil
+		for _, spec := range want.Spec.PyTorchReplicaSpecs {
+			spec.Template.Spec = corev1.PodSpec{SchedulerName: "volcano", RestartPolicy: spec.Template.Spec.RestartPolicy}
+		}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("%s job (-want +got):\n%s", c, diff)
+		}
 	}
 }

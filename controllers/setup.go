@@ -114,17 +114,18 @@ func Setup(mgr ctrl.Manager, cfg *configv1alpha1.Configuration) error {
 	return nil
 }
 
-// CacheByObject keeps only our children in the informer caches: pods,
+// cacheByObject keeps only our children in the informer caches: pods,
 // Services, HPAs and MPI's ConfigMaps, ServiceAccounts, Roles and
 // RoleBindings that carry the operator-name label; pods and Services are
-// trimmed to what the engine reads (cachetrim.go).
-func CacheByObject() map[client.Object]cache.ByObject {
+// trimmed to what the engine reads, and so are finished jobs of the kinds
+// enabled in cfg (cachetrim.go).
+func cacheByObject(cfg *configv1alpha1.Configuration) (map[client.Object]cache.ByObject, error) {
 	req, err := labels.NewRequirement(kubeflowv1.OperatorNameLabel, selection.Exists, nil)
 	if err != nil {
 		panic(err) // constant input
 	}
 	sel := labels.NewSelector().Add(*req)
-	return map[client.Object]cache.ByObject{
+	byObject := map[client.Object]cache.ByObject{
 		&corev1.Pod{}:                            {Label: sel, Transform: trimPod},
 		&corev1.Service{}:                        {Label: sel, Transform: trimService},
 		&autoscalingv2.HorizontalPodAutoscaler{}: {Label: sel},
@@ -134,6 +135,33 @@ func CacheByObject() map[client.Object]cache.ByObject {
 		&rbacv1.Role{}:           {Label: sel},
 		&rbacv1.RoleBinding{}:    {Label: sel},
 	}
+	for _, name := range cfg.EnabledSchemes {
+		factory, ok := frameworks[name]
+		if !ok {
+			continue
+		}
+		fw, err := factory(cfg)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
+		byObject[fw.NewJob()] = cache.ByObject{Transform: trimFinishedJob(fw)}
+	}
+	return byObject, nil
+}
+
+// CacheOptions are the manager's informer cache options for cfg: our
+// children only, trimmed (cacheByObject), no managedFields on anything, and
+// cfg's namespace if it restricts the operator to one.
+func CacheOptions(cfg *configv1alpha1.Configuration) (cache.Options, error) {
+	byObject, err := cacheByObject(cfg)
+	if err != nil {
+		return cache.Options{}, err
+	}
+	opts := cache.Options{ByObject: byObject, DefaultTransform: cache.TransformStripManagedFields()}
+	if cfg.Namespace != "" {
+		opts.DefaultNamespaces = map[string]cache.Config{cfg.Namespace: {}}
+	}
+	return opts, nil
 }
 
 // eventRecorder records core/v1 events, as v1 did. The events.k8s.io recorder

@@ -40,6 +40,12 @@ func hasCondition(st *kubeflowv1.JobStatus, t kubeflowv1.JobConditionType) bool 
 }
 
 // isFinished reports a terminal job: Succeeded or Failed is True.
+// IsFinished reports whether the job has Succeeded or Failed (for good:
+// terminal conditions are sticky).
+func IsFinished(st *kubeflowv1.JobStatus) bool {
+	return isFinished(st)
+}
+
 func isFinished(st *kubeflowv1.JobStatus) bool {
 	return hasCondition(st, kubeflowv1.JobSucceeded) || hasCondition(st, kubeflowv1.JobFailed)
 }

@@ -39,7 +39,11 @@ func newLastWrites() *lastWrites {
 func (l *lastWrites) remember(baseRV string, written client.Object, now time.Time) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	l.jobs[client.ObjectKeyFromObject(written)] = lastWrite{baseRV: baseRV, job: written.DeepCopyObject().(client.Object)}
+	job := written.DeepCopyObject().(client.Object)
+	// The patch response carries managedFields, which the cache strips and
+	// nothing reads: kept, they would double a busy job's footprint here.
+	job.SetManagedFields(nil)
+	l.jobs[client.ObjectKeyFromObject(written)] = lastWrite{baseRV: baseRV, job: job}
 	l.at[client.ObjectKeyFromObject(written)] = writtenAt{uid: written.GetUID(), at: now}
 }
 

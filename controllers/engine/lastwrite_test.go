@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/seed-d8a409e9/training-operator/internal/testjobs"
@@ -32,5 +33,11 @@ func TestLastWritesFreshest(t *testing.T) {
 	}
 	if got := l.freshest(version("u", "1")); got.GetResourceVersion() != "1" {
 		t.Error("entry must be dropped once the cache caught up")
+	}
+	withFields := version("u", "5")
+	withFields.SetManagedFields([]metav1.ManagedFieldsEntry{{Manager: "training-operator"}})
+	l.remember("4", withFields, time.Time{})
+	if got := l.freshest(version("u", "4")); got.GetResourceVersion() != "5" || got.GetManagedFields() != nil {
+		t.Errorf("remembered write: rv %s, managedFields %v; want rv 5 without managedFields", got.GetResourceVersion(), got.GetManagedFields())
 	}
 }

@@ -45,3 +45,19 @@ func TestSet(t *testing.T) {
 		t.Errorf("with GOMEMLIMIT set, Set = %d, want 0 (the user's limit stands)", got)
 	}
 }
+
+func TestSetGCPercent(t *testing.T) {
+	prev := debug.SetGCPercent(100)
+	t.Cleanup(func() { debug.SetGCPercent(prev) })
+	t.Setenv("GOGC", "")
+	if got := SetGCPercent(); got != DefaultGCPercent {
+		t.Fatalf("SetGCPercent = %d, want %d", got, DefaultGCPercent)
+	}
+	if got := debug.SetGCPercent(100); got != DefaultGCPercent {
+		t.Errorf("runtime GC percent = %d, want %d", got, DefaultGCPercent)
+	}
+	t.Setenv("GOGC", "200")
+	if got := SetGCPercent(); got != 0 {
+		t.Errorf("with GOGC set, SetGCPercent = %d, want 0 (the user's setting stands)", got)
+	}
+}

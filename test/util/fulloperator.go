@@ -28,7 +28,6 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/leaderelection/resourcelock"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
@@ -145,9 +144,9 @@ func StartFullOperator(ctx context.Context, opts FullOperatorOptions) (*FullOper
 		op.MetricsAddr = fmt.Sprintf("127.0.0.1:%d", mport)
 		metricsOpts = metricsserver.Options{BindAddress: op.MetricsAddr, SecureServing: true, FilterProvider: metricsauth.Filter}
 	}
-	cacheOpts := cache.Options{ByObject: controllers.CacheByObject(), DefaultTransform: cache.TransformStripManagedFields()}
-	if cfg.Namespace != "" {
-		cacheOpts.DefaultNamespaces = map[string]cache.Config{cfg.Namespace: {}}
+	cacheOpts, err := controllers.CacheOptions(cfg)
+	if err != nil {
+		return nil, err
 	}
 	le := cfg.LeaderElection
 	skip := true

@@ -8,7 +8,6 @@ import (
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 	"sigs.k8s.io/controller-runtime/pkg/config"
@@ -47,11 +46,15 @@ type Operator struct {
 
 // StartOperator runs the job controllers against the cluster until Stop.
 func StartOperator(restCfg *rest.Config, cfg *configv1alpha1.Configuration) (*Operator, error) {
+	cacheOpts, err := controllers.CacheOptions(cfg)
+	if err != nil {
+		return nil, err
+	}
 	mgr, err := ctrl.NewManager(restCfg, ctrl.Options{
 		Scheme:                 Scheme(),
 		Metrics:                metricsserver.Options{BindAddress: "0"},
 		HealthProbeBindAddress: "0",
-		Cache:                  cache.Options{ByObject: controllers.CacheByObject(), DefaultTransform: cache.TransformStripManagedFields()},
+		Cache:                  cacheOpts,
 		Client:                 client.Options{},
 		Controller:             config.Controller{SkipNameValidation: ptrTrue()},
 	})

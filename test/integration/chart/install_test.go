@@ -39,7 +39,6 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/leaderelection/resourcelock"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	ctrlconfig "sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
@@ -194,9 +193,9 @@ func (c *liveCluster) runOperator(t *testing.T, inst operatorInstall) *runningOp
 	if err != nil {
 		t.Fatal(err)
 	}
-	cacheOpts := cache.Options{ByObject: controllers.CacheByObject(), DefaultTransform: cache.TransformStripManagedFields()}
-	if cfg.Namespace != "" {
-		cacheOpts.DefaultNamespaces = map[string]cache.Config{cfg.Namespace: {}}
+	cacheOpts, err := controllers.CacheOptions(cfg)
+	if err != nil {
+		t.Fatal(err)
 	}
 	le := cfg.LeaderElection
 	mgr, err := ctrl.NewManager(sa, ctrl.Options{
