@@ -40,8 +40,8 @@ func defaults() *configv1alpha1.Configuration {
 		GangScheduling: configv1alpha1.GangScheduling{SchedulerPluginsSchedulerName: "scheduler-plugins-scheduler"},
 		Controller:     configv1alpha1.Controller{DefaultConcurrency: ptr[int32](16)},
 		ClientConnection: configv1alpha1.ClientConnection{
-			QPS:   ptr[float32](50),
-			Burst: ptr[int32](100),
+			QPS:   ptr[float32](500),
+			Burst: ptr[int32](1000),
 		},
 		Webhook: configv1alpha1.Webhook{
 			Port:           ptr[int32](9443),
