@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"reflect"
 
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
@@ -13,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/selection"
+	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
@@ -117,15 +119,14 @@ func Setup(mgr ctrl.Manager, cfg *configv1alpha1.Configuration) error {
 // cacheByObject keeps only our children in the informer caches: pods,
 // Services, HPAs and MPI's ConfigMaps, ServiceAccounts, Roles and
 // RoleBindings that carry the operator-name label; pods and Services are
-// trimmed to what the engine reads, and so are finished jobs of the kinds
-// enabled in cfg (cachetrim.go).
-func cacheByObject(cfg *configv1alpha1.Configuration) (map[client.Object]cache.ByObject, error) {
+// trimmed to what the engine reads (cachetrim.go).
+func cacheByObject() map[client.Object]cache.ByObject {
 	req, err := labels.NewRequirement(kubeflowv1.OperatorNameLabel, selection.Exists, nil)
 	if err != nil {
 		panic(err) // constant input
 	}
 	sel := labels.NewSelector().Add(*req)
-	byObject := map[client.Object]cache.ByObject{
+	return map[client.Object]cache.ByObject{
 		&corev1.Pod{}:                            {Label: sel, Transform: trimPod},
 		&corev1.Service{}:                        {Label: sel, Transform: trimService},
 		&autoscalingv2.HorizontalPodAutoscaler{}: {Label: sel},
@@ -135,6 +136,16 @@ func cacheByObject(cfg *configv1alpha1.Configuration) (map[client.Object]cache.B
 		&rbacv1.Role{}:           {Label: sel},
 		&rbacv1.RoleBinding{}:    {Label: sel},
 	}
+}
+
+// defaultTransform strips managedFields from every cached object, and trims
+// finished jobs of the kinds enabled in cfg (trimFinishedJob). Jobs are not
+// listed in ByObject: that would make the manager resolve their REST
+// mapping when it is built, so an operator started just before its CRDs are
+// served would fail instead of waiting for them.
+func defaultTransform(cfg *configv1alpha1.Configuration) (toolscache.TransformFunc, error) {
+	strip := cache.TransformStripManagedFields()
+	jobs := map[reflect.Type]toolscache.TransformFunc{}
 	for _, name := range cfg.EnabledSchemes {
 		factory, ok := frameworks[name]
 		if !ok {
@@ -144,20 +155,26 @@ func cacheByObject(cfg *configv1alpha1.Configuration) (map[client.Object]cache.B
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", name, err)
 		}
-		byObject[fw.NewJob()] = cache.ByObject{Transform: trimFinishedJob(fw)}
+		jobs[reflect.TypeOf(fw.NewJob())] = trimFinishedJob(fw)
 	}
-	return byObject, nil
+	return func(obj any) (any, error) {
+		if trim, ok := jobs[reflect.TypeOf(obj)]; ok {
+			return trim(obj)
+		}
+		return strip(obj)
+	}, nil
 }
 
 // CacheOptions are the manager's informer cache options for cfg: our
-// children only, trimmed (cacheByObject), no managedFields on anything, and
-// cfg's namespace if it restricts the operator to one.
+// children only, trimmed, no managedFields on anything, finished jobs
+// without pod templates, and cfg's namespace if it restricts the operator
+// to one.
 func CacheOptions(cfg *configv1alpha1.Configuration) (cache.Options, error) {
-	byObject, err := cacheByObject(cfg)
+	transform, err := defaultTransform(cfg)
 	if err != nil {
 		return cache.Options{}, err
 	}
-	opts := cache.Options{ByObject: byObject, DefaultTransform: cache.TransformStripManagedFields()}
+	opts := cache.Options{ByObject: cacheByObject(), DefaultTransform: transform}
 	if cfg.Namespace != "" {
 		opts.DefaultNamespaces = map[string]cache.Config{cfg.Namespace: {}}
 	}
