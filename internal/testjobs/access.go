@@ -11,38 +11,31 @@ import (
 // ReplicaSpecs gives tests one way into the six kinds' replica spec maps.
 // It panics on anything that is not a kubeflow.org/v1 job: a test bug.
 func ReplicaSpecs(obj client.Object) map[kubeflowv1.ReplicaType]*kubeflowv1.ReplicaSpec {
-	switch j := obj.(type) {
-	case *kubeflowv1.PyTorchJob:
-		return j.Spec.PyTorchReplicaSpecs
-	case *kubeflowv1.TFJob:
-		return j.Spec.TFReplicaSpecs
-	case *kubeflowv1.MPIJob:
-		return j.Spec.MPIReplicaSpecs
-	case *kubeflowv1.XGBoostJob:
-		return j.Spec.XGBReplicaSpecs
-	case *kubeflowv1.PaddleJob:
-		return j.Spec.PaddleReplicaSpecs
-	case *kubeflowv1.JAXJob:
-		return j.Spec.JAXReplicaSpecs
-	}
-	panic(fmt.Sprintf("not a kubeflow.org/v1 job: %T", obj))
+	specs, _ := parts(obj)
+	return specs
 }
 
 // RunPolicy is the job's runPolicy, whatever its kind (see ReplicaSpecs).
 func RunPolicy(obj client.Object) *kubeflowv1.RunPolicy {
+	_, rp := parts(obj)
+	return rp
+}
+
+// parts is the one place that knows the six spec shapes.
+func parts(obj client.Object) (map[kubeflowv1.ReplicaType]*kubeflowv1.ReplicaSpec, *kubeflowv1.RunPolicy) {
 	switch j := obj.(type) {
 	case *kubeflowv1.PyTorchJob:
-		return &j.Spec.RunPolicy
+		return j.Spec.PyTorchReplicaSpecs, &j.Spec.RunPolicy
 	case *kubeflowv1.TFJob:
-		return &j.Spec.RunPolicy
+		return j.Spec.TFReplicaSpecs, &j.Spec.RunPolicy
 	case *kubeflowv1.MPIJob:
-		return &j.Spec.RunPolicy
+		return j.Spec.MPIReplicaSpecs, &j.Spec.RunPolicy
 	case *kubeflowv1.XGBoostJob:
-		return &j.Spec.RunPolicy
+		return j.Spec.XGBReplicaSpecs, &j.Spec.RunPolicy
 	case *kubeflowv1.PaddleJob:
-		return &j.Spec.RunPolicy
+		return j.Spec.PaddleReplicaSpecs, &j.Spec.RunPolicy
 	case *kubeflowv1.JAXJob:
-		return &j.Spec.RunPolicy
+		return j.Spec.JAXReplicaSpecs, &j.Spec.RunPolicy
 	}
 	panic(fmt.Sprintf("not a kubeflow.org/v1 job: %T", obj))
 }

@@ -21,7 +21,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -319,23 +318,12 @@ func startEnv(t *testing.T, ns string) *env {
 		// A thousand jobs log too much to keep; MODEL_LOG keeps it.
 		ctrl.SetLogger(logr.Discard())
 	}
+	// Scenario pods are never bound (see noScheduler): one node is enough.
+	c := util.StartTestCluster(t, cluster.Options{Nodes: 1, WorkDir: os.Getenv("MODEL_WORKDIR")})
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	// Scenario pods are never bound (see noScheduler): one node is enough.
-	c, err := cluster.Start(ctx, cluster.Options{Nodes: 1, Logf: t.Logf, WorkDir: os.Getenv("MODEL_WORKDIR")})
-	if err != nil {
-		t.Fatalf("starting the cluster: %v", err)
-	}
-	t.Cleanup(func() {
-		if err := c.Stop(); err != nil {
-			t.Errorf("stopping the cluster: %v", err)
-		}
-	})
 	cfg := c.RESTConfig()
 	cfg.QPS, cfg.Burst = 500, 1000
-	if err := util.InstallCRDs(ctx, cfg, filepath.Join(util.RepoRoot(), "config", "crd", "bases")); err != nil {
-		t.Fatal(err)
-	}
 	api, err := client.New(cfg, client.Options{Scheme: util.Scheme()})
 	if err != nil {
 		t.Fatal(err)
