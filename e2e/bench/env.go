@@ -189,6 +189,27 @@ func (e *env) createNamespace(ctx context.Context, ns string) error {
 	return e.client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})
 }
 
+// clear deletes a finished scenario's namespace and waits until it is gone,
+// so that every scenario starts on the same nearly empty cluster. Kept, the
+// finished pods of earlier scenarios made the scheduler, KWOK and the watch
+// caches slower for later ones, and the raw limit runs first.
+func (e *env) clear(ctx context.Context, ns string) error {
+	if err := e.client.DeleteAllOf(ctx, &kubeflowv1.PyTorchJob{}, client.InNamespace(ns)); err != nil {
+		return err
+	}
+	// KWOK's pods need no kubelet to confirm their end.
+	if err := e.client.DeleteAllOf(ctx, &corev1.Pod{}, client.InNamespace(ns), client.GracePeriodSeconds(0)); err != nil {
+		return err
+	}
+	if err := e.client.Delete(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
+		return err
+	}
+	return waitFor(ctx, 5*time.Minute, "namespace "+ns+" deleted", func() (bool, string) {
+		err := e.client.Get(ctx, client.ObjectKey{Name: ns}, &corev1.Namespace{})
+		return apierrors.IsNotFound(err), fmt.Sprintf("get: %v", err)
+	})
+}
+
 // createJob records the send time and creates the job, retrying briefly on
 // errors (e.g. a webhook not yet reachable).
 func (e *env) createJob(ctx context.Context, job *kubeflowv1.PyTorchJob) error {

@@ -163,12 +163,11 @@ func (o options) scenarios() []scenario {
 	// The raw limit at the smallest and the largest burst size: the control
 	// plane's rate drops as scheduler, KWOK and endpoint work pile up, so a
 	// burst is compared with the raw client creating as many objects.
-	// The big job is compared with the raw client creating its pod count.
-	list := []scenario{raw(sz.burst[0])}
-	for _, n := range []int{(sz.bigJobWorkers + 1) / 4, sz.burst[len(sz.burst)-1]} {
-		if n != sz.burst[0] {
-			list = append(list, raw(n))
-		}
+	// The big job is compared with the raw client creating its objects, owned
+	// by one job.
+	list := []scenario{raw(sz.burst[0], 4), raw(1, sz.bigJobWorkers+1)}
+	if n := sz.burst[len(sz.burst)-1]; n != sz.burst[0] {
+		list = append(list, raw(n, 4))
 	}
 	for _, n := range sz.burst {
 		list = append(list, burst(n))
@@ -253,7 +252,8 @@ func benchOperator(ctx context.Context, o options, bin, label, dir string) *Run 
 		r.Error = fmt.Sprintf("warm-up job: %v (log: %s)", err, filepath.Join(dir, "operator.log"))
 		return r
 	}
-	for _, s := range o.scenarios() {
+	list := o.scenarios()
+	for i, s := range list {
 		log.Printf("%s: scenario %s", label, s.name)
 		res := &Result{Scenario: s.name}
 		w := e.begin(ctx)
@@ -271,6 +271,14 @@ func benchOperator(ctx context.Context, o options, bin, label, dir string) *Run 
 		log.Printf("%s: %s done%s", label, s.name, errSuffix(res.Error))
 		if ctx.Err() != nil || e.operator.Exited() {
 			break
+		}
+		if i < len(list)-1 {
+			start := time.Now()
+			if err := e.clear(ctx, s.name); err != nil {
+				log.Printf("%s: clearing %s: %v", label, s.name, err)
+			}
+			log.Printf("%s: cleared %s in %.1f s", label, s.name, time.Since(start).Seconds())
+			time.Sleep(settle) // the operator's deletion traffic belongs to no scenario
 		}
 	}
 	var total Result

@@ -172,6 +172,13 @@ func (o *operator) Stop() {
 	o.logFile.Close()
 }
 
+// pause stops the operator process (SIGSTOP) so it takes no CPU while the
+// raw client measures the control plane alone; resume continues it, and its
+// informers catch up by relisting what they missed.
+func (o *operator) pause() error { return o.cmd.Process.Signal(syscall.SIGSTOP) }
+
+func (o *operator) resume() error { return o.cmd.Process.Signal(syscall.SIGCONT) }
+
 // Exited reports whether the operator process has ended.
 func (o *operator) Exited() bool {
 	select {

@@ -21,39 +21,61 @@ import (
 	"fmt"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kubeflowv1 "github.com/seed-d8a409e9/training-operator/apis/kubeflow.org/v1"
+	"github.com/seed-d8a409e9/training-operator/controllers/engine"
+	"github.com/seed-d8a409e9/training-operator/controllers/pytorch"
 )
 
-// raw creates the pods and headless Services of n 4-replica jobs directly
-// with a plain client, createParallelism requests in flight, to measure what
-// this control plane (apiserver, scheduler, KWOK) can do at best in the same
-// run. The operator keeps running but has nothing to do; the API cost
-// columns therefore show its idle traffic.
-func raw(n int) scenario {
-	return scenario{name: fmt.Sprintf("raw-client-%d", 4*n), run: func(ctx context.Context, e *env, res *Result) error {
+// raw creates, with a plain client and createParallelism requests in flight,
+// exactly the pods and headless Services our operator would create for jobs
+// jobs of replicas replicas each (built by the engine's own pure builders,
+// owned by real jobs), to measure what this control plane (apiserver,
+// scheduler, garbage collector, KWOK) can do at best with the same objects in
+// the same run. The jobs are parked with runPolicy.managedBy set to
+// MultiKueue, so the operator leaves them alone, and the operator process is
+// stopped while the children are created and run.
+func raw(jobs, replicas int) scenario {
+	return scenario{name: fmt.Sprintf("raw-client-%dx%d", jobs, replicas), run: func(ctx context.Context, e *env, res *Result) error {
 		ns := res.Scenario
 		if err := e.createNamespace(ctx, ns); err != nil {
 			return err
 		}
-		pods, svcs := rawObjects(ns, n, e.sizes.podRuntime)
-		res.Pods = len(pods)
+		owners := make([]*kubeflowv1.PyTorchJob, jobs)
+		for j := range owners {
+			owners[j] = jobTemplate(fmt.Sprintf("job-%05d", j), ns, int32(replicas-1), e.sizes.podRuntime)
+			owners[j].Spec.RunPolicy.ManagedBy = ptr.To(kubeflowv1.MultiKueueController)
+		}
+		// Untimed: the owners must exist (with UIDs) before their children.
+		if err := parallelDo(len(owners), createParallelism, func(i int) error {
+			return e.client.Create(ctx, owners[i])
+		}); err != nil {
+			return err
+		}
+		objs, err := rawObjects(owners)
+		if err != nil {
+			return err
+		}
+		want := jobs * replicas
+		res.Pods = want
 
+		// The operator would only watch these children (the owners are not
+		// its to reconcile); stopped, it leaves the two cores to the
+		// control plane, so this is the limit without any operator.
+		if err := e.operator.pause(); err != nil {
+			return err
+		}
+		defer func() { _ = e.operator.resume() }()
 		start := time.Now()
-		err := parallelDo(len(pods)+len(svcs), createParallelism, func(i int) error {
-			if i < len(pods) {
-				return e.rawClient.Create(ctx, pods[i])
-			}
-			return e.rawClient.Create(ctx, svcs[i-len(pods)])
+		err = parallelDo(len(objs), createParallelism, func(i int) error {
+			return e.rawClient.Create(ctx, objs[i])
 		})
 		sent := time.Since(start)
 		if err != nil {
 			return err
 		}
-		want := len(pods)
 		waitErr := waitFor(ctx, e.sizes.podRuntime+2*time.Minute, "raw pods", func() (bool, string) {
 			t := e.tracker.nsIn(ns)
 			return t.pods == want && t.services == want && t.done == want,
@@ -72,32 +94,26 @@ func raw(n int) scenario {
 	}}
 }
 
-// rawObjects are pods and headless Services shaped like the operator's for
-// n jobs of 1 master + 3 workers (same template, labels and port).
-func rawObjects(ns string, n int, podRuntime time.Duration) ([]*corev1.Pod, []*corev1.Service) {
-	tmpl := jobTemplate("raw", ns, 0, podRuntime).Spec.PyTorchReplicaSpecs[kubeflowv1.PyTorchJobReplicaTypeMaster].Template
-	var pods []*corev1.Pod
-	var svcs []*corev1.Service
-	for j := range n {
-		for r := range 4 {
-			name := fmt.Sprintf("job-%05d-%d", j, r)
-			labels := map[string]string{kubeflowv1.JobNameLabel: fmt.Sprintf("job-%05d", j), "bench-replica": name}
-			pod := &corev1.Pod{
-				ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: labels, Annotations: tmpl.Annotations},
-				Spec:       *tmpl.Spec.DeepCopy(),
+// rawObjects are the pods and Services the operator builds for the owners,
+// in the order it sends them (each replica's Service, then its pod).
+func rawObjects(owners []*kubeflowv1.PyTorchJob) ([]client.Object, error) {
+	fw, err := pytorch.New(pytorch.Options{})
+	if err != nil {
+		return nil, err
+	}
+	var objs []client.Object
+	for _, job := range owners {
+		fw.Default(job)
+		specs := fw.ReplicaSpecs(job)
+		for _, rt := range fw.ReplicaTypes(job) {
+			for i := range int(ptr.Deref(specs[rt].Replicas, 1)) {
+				pod, _, err := engine.BuildPod(fw, job, rt, i, specs[rt])
+				if err != nil {
+					return nil, err
+				}
+				objs = append(objs, engine.BuildService(fw, job, rt, i, specs[rt]), pod)
 			}
-			pod.Spec.RestartPolicy = corev1.RestartPolicyNever
-			pod.Spec.Containers[0].Ports = []corev1.ContainerPort{{Name: "pytorchjob-port", ContainerPort: 23456}}
-			pods = append(pods, pod)
-			svcs = append(svcs, &corev1.Service{
-				ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: labels},
-				Spec: corev1.ServiceSpec{
-					ClusterIP: corev1.ClusterIPNone,
-					Selector:  labels,
-					Ports:     []corev1.ServicePort{{Name: "pytorchjob-port", Port: 23456, TargetPort: intstr.FromInt32(23456)}},
-				},
-			})
 		}
 	}
-	return pods, svcs
+	return objs, nil
 }
