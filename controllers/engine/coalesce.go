@@ -16,22 +16,22 @@ const DefaultStatusBatchWindow = 2 * time.Second
 // statusDelay says how long the write of next over cur may wait; 0 means
 // write now. Only changes that tell no news wait:
 //   - replica counts (and lastReconcileTime) alone wait until window after
-//     our last write of this job, which also caps their staleness;
+//     such a change was first held back (held). The transition that usually
+//     follows within moments (workers starting after the master, pods
+//     finishing one after another) then carries them, instead of a count
+//     write just before it; and count writes come at most once per window;
 //   - the very first status of a young job, which only says Created, waits
 //     until window after the job's creation, so that a job whose pods start
 //     quickly goes to Created and Running in one write.
 //
 // Conditions, restart counts, start/completion times are never delayed:
 // they are what users, Kueue and the restart accounting act on.
-func statusDelay(cur, next *kubeflowv1.JobStatus, created, lastWrite, now time.Time, window time.Duration) time.Duration {
+func statusDelay(cur, next *kubeflowv1.JobStatus, created, held, now time.Time, window time.Duration) time.Duration {
 	if window <= 0 {
 		return 0
 	}
 	if countsOnly(cur, next) {
-		if lastWrite.IsZero() {
-			lastWrite = created
-		}
-		return positive(lastWrite.Add(window).Sub(now))
+		return positive(held.Add(window).Sub(now))
 	}
 	if len(cur.Conditions) == 0 && onlyCreated(next) {
 		return positive(created.Add(window).Sub(now))

@@ -15,13 +15,14 @@ import (
 type lastWrites struct {
 	mu   sync.Mutex
 	jobs map[types.NamespacedName]lastWrite
-	// at is when each job's status was last written, to batch count updates.
-	at map[types.NamespacedName]writtenAt
+	// held is when each job's unwritten status change was first held back,
+	// to batch count updates.
+	held map[types.NamespacedName]heldChange
 }
 
-type writtenAt struct {
-	uid types.UID
-	at  time.Time
+type heldChange struct {
+	uid   types.UID
+	since time.Time
 }
 
 type lastWrite struct {
@@ -32,30 +33,41 @@ type lastWrite struct {
 }
 
 func newLastWrites() *lastWrites {
-	return &lastWrites{jobs: map[types.NamespacedName]lastWrite{}, at: map[types.NamespacedName]writtenAt{}}
+	return &lastWrites{jobs: map[types.NamespacedName]lastWrite{}, held: map[types.NamespacedName]heldChange{}}
 }
 
-// remember records the object a status write returned, written at now.
-func (l *lastWrites) remember(baseRV string, written client.Object, now time.Time) {
+// remember records the object a status write returned; it ends any hold.
+func (l *lastWrites) remember(baseRV string, written client.Object) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	job := written.DeepCopyObject().(client.Object)
 	// The patch response carries managedFields, which the cache strips and
 	// nothing reads: kept, they would double a busy job's footprint here.
 	job.SetManagedFields(nil)
-	l.jobs[client.ObjectKeyFromObject(written)] = lastWrite{baseRV: baseRV, job: job}
-	l.at[client.ObjectKeyFromObject(written)] = writtenAt{uid: written.GetUID(), at: now}
+	key := client.ObjectKeyFromObject(written)
+	l.jobs[key] = lastWrite{baseRV: baseRV, job: job}
+	delete(l.held, key)
 }
 
-// lastAt is when we last wrote the job's status (zero if never, or not since
-// this process started).
-func (l *lastWrites) lastAt(job client.Object) time.Time {
+// hold returns when the job's unwritten status change was first held back,
+// recording now if none was.
+func (l *lastWrites) hold(job client.Object, now time.Time) time.Time {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if w, ok := l.at[client.ObjectKeyFromObject(job)]; ok && w.uid == job.GetUID() {
-		return w.at
+	key := client.ObjectKeyFromObject(job)
+	if h, ok := l.held[key]; ok && h.uid == job.GetUID() {
+		return h.since
 	}
-	return time.Time{}
+	l.held[key] = heldChange{uid: job.GetUID(), since: now}
+	return now
+}
+
+// unhold forgets a held change that no longer needs writing (the status went
+// back to what is stored).
+func (l *lastWrites) unhold(job client.Object) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	delete(l.held, client.ObjectKeyFromObject(job))
 }
 
 // freshest returns the newer of the cached job and our last write of it.
@@ -80,5 +92,5 @@ func (l *lastWrites) forget(key types.NamespacedName) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	delete(l.jobs, key)
-	delete(l.at, key)
+	delete(l.held, key)
 }

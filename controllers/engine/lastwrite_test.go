@@ -20,14 +20,14 @@ func TestLastWritesFreshest(t *testing.T) {
 	if got := l.freshest(version("u", "1")); got.GetResourceVersion() != "1" {
 		t.Errorf("nothing written: got rv %s, want the cached 1", got.GetResourceVersion())
 	}
-	l.remember("1", version("u", "2"), time.Time{})
+	l.remember("1", version("u", "2"))
 	if got := l.freshest(version("u", "1")); got.GetResourceVersion() != "2" {
 		t.Errorf("stale cache: got rv %s, want our write 2", got.GetResourceVersion())
 	}
 	if got := l.freshest(version("other", "1")); got.GetUID() != "other" {
 		t.Error("a new job with the same name must not get the old job's write")
 	}
-	l.remember("1", version("u", "2"), time.Time{})
+	l.remember("1", version("u", "2"))
 	if got := l.freshest(version("u", "3")); got.GetResourceVersion() != "3" {
 		t.Errorf("cache moved on: got rv %s, want 3", got.GetResourceVersion())
 	}
@@ -36,8 +36,31 @@ func TestLastWritesFreshest(t *testing.T) {
 	}
 	withFields := version("u", "5")
 	withFields.SetManagedFields([]metav1.ManagedFieldsEntry{{Manager: "training-operator"}})
-	l.remember("4", withFields, time.Time{})
+	l.remember("4", withFields)
 	if got := l.freshest(version("u", "4")); got.GetResourceVersion() != "5" || got.GetManagedFields() != nil {
 		t.Errorf("remembered write: rv %s, managedFields %v; want rv 5 without managedFields", got.GetResourceVersion(), got.GetManagedFields())
+	}
+}
+
+func TestLastWritesHold(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	job := testjobs.MakePyTorchJob("j", "ns").UID("u").Obj()
+	l := newLastWrites()
+	if got := l.hold(job, t0); !got.Equal(t0) {
+		t.Errorf("first hold = %v, want now %v", got, t0)
+	}
+	if got := l.hold(job, t0.Add(time.Second)); !got.Equal(t0) {
+		t.Errorf("second hold = %v, want the first %v", got, t0)
+	}
+	if got := l.hold(testjobs.MakePyTorchJob("j", "ns").UID("new").Obj(), t0.Add(time.Second)); !got.Equal(t0.Add(time.Second)) {
+		t.Errorf("a new job with the same name must not inherit the old hold, got %v", got)
+	}
+	l.remember("1", job)
+	if got := l.hold(job, t0.Add(2*time.Second)); !got.Equal(t0.Add(2 * time.Second)) {
+		t.Errorf("a write ends the hold: got %v", got)
+	}
+	l.unhold(job)
+	if got := l.hold(job, t0.Add(3*time.Second)); !got.Equal(t0.Add(3 * time.Second)) {
+		t.Errorf("unhold ends the hold: got %v", got)
 	}
 }

@@ -214,10 +214,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 func (r *Reconciler) writeStatus(ctx context.Context, cached client.Object, st *kubeflowv1.JobStatus) (time.Duration, error) {
 	cur := r.fw.Status(cached)
 	if equality.Semantic.DeepEqual(cur, st) {
+		r.written.unhold(cached)
 		return 0, nil
 	}
 	now := r.clock.Now()
-	if d := statusDelay(cur, st, cached.GetCreationTimestamp().Time, r.written.lastAt(cached), now, r.opts.StatusBatchWindow); d > 0 {
+	held := r.written.hold(cached, now)
+	if d := statusDelay(cur, st, cached.GetCreationTimestamp().Time, held, now, r.opts.StatusBatchWindow); d > 0 {
 		return d, nil
 	}
 	patched := cached.DeepCopyObject().(client.Object)
@@ -225,7 +227,7 @@ func (r *Reconciler) writeStatus(ctx context.Context, cached client.Object, st *
 	if err := r.client.Status().Patch(ctx, patched, client.MergeFromWithOptions(cached, client.MergeFromWithOptimisticLock{})); err != nil {
 		return 0, err
 	}
-	r.written.remember(cached.GetResourceVersion(), patched, now)
+	r.written.remember(cached.GetResourceVersion(), patched)
 	return 0, nil
 }
 
