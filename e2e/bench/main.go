@@ -157,22 +157,19 @@ func parseFlags() (options, error) {
 	return o, nil
 }
 
-// scenarios in run order: the raw limit first, on the empty cluster.
+// scenarios in run order. Each burst and the big job run right after the
+// raw client creating the same objects, so that both meet the control plane
+// in the same state (etcd history, compaction, the scheduler's and garbage
+// collector's caches): with all raw scenarios first, the later operator
+// scenarios paid for the cluster's age. Every scenario's namespace is
+// cleared before the next one starts.
 func (o options) scenarios() []scenario {
 	sz := o.sizes
-	// The raw limit at the smallest and the largest burst size: the control
-	// plane's rate drops as scheduler, KWOK and endpoint work pile up, so a
-	// burst is compared with the raw client creating as many objects.
-	// The big job is compared with the raw client creating its objects, owned
-	// by one job.
-	list := []scenario{raw(sz.burst[0], 4), raw(1, sz.bigJobWorkers+1)}
-	if n := sz.burst[len(sz.burst)-1]; n != sz.burst[0] {
-		list = append(list, raw(n, 4))
-	}
+	var list []scenario
 	for _, n := range sz.burst {
-		list = append(list, burst(n))
+		list = append(list, raw(n, 4), burst(n))
 	}
-	list = append(list, bigJob(sz.bigJobWorkers), steady(sz.steadyRate, sz.steadyFor))
+	list = append(list, raw(1, sz.bigJobWorkers+1), bigJob(sz.bigJobWorkers), steady(sz.steadyRate, sz.steadyFor))
 	if sz.retainedJobs > 0 {
 		list = append(list, retained(sz.retainedJobs))
 	}
@@ -290,6 +287,7 @@ func benchOperator(ctx context.Context, o options, bin, label, dir string) *Run 
 	if !whole.hwmOK {
 		log.Printf("note: could not reset VmHWM; per-scenario peak RSS is the peak since operator start")
 	}
+	r.Targets = targets(r)
 	return r
 }
 

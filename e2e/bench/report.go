@@ -41,7 +41,9 @@ type Run struct {
 	Results  []*Result `json:"results"`
 	// Footprint over the whole run (operator start to last scenario).
 	Footprint Footprint `json:"footprint"`
-	Error     string    `json:"error,omitempty"`
+	// Targets are the issue's targets evaluated on this run.
+	Targets []Target `json:"targets,omitempty"`
+	Error   string   `json:"error,omitempty"`
 }
 
 // Result is one scenario.
@@ -215,6 +217,7 @@ func (r *Report) Markdown() string {
 		}
 		fmt.Fprintf(&b, "| whole run | operator CPU | %s |\n", formatValue(run.Footprint.CPUSeconds, "s"))
 		fmt.Fprintf(&b, "| whole run | operator peak RSS | %s |\n", formatValue(run.Footprint.PeakRSSMiB, "MiB"))
+		b.WriteString(targetsMarkdown(targets(run)))
 		for _, res := range run.Results {
 			if res.API == nil || res.Jobs == 0 {
 				continue

@@ -22,6 +22,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 )
 
 func TestPercentile(t *testing.T) {
@@ -196,5 +199,34 @@ func TestFormatValueAndRatio(t *testing.T) {
 	}
 	if ratio(0, 0) != "1.00" || ratio(0, 1) != "n/a" || ratio(2, 1) != "0.50" {
 		t.Error("ratio")
+	}
+}
+
+func TestTargets(t *testing.T) {
+	m := func(name string, v float64) Metric { return Metric{Name: name, Value: v, Unit: "s"} }
+	run := &Run{Results: []*Result{
+		{Scenario: "raw-client-500x4", Metrics: []Metric{m("all pods created", 40), m("all services created", 40.5)}},
+		{Scenario: "raw-client-1x1000", Metrics: []Metric{m("all pods created", 20), m("all services created", 19)}},
+		{Scenario: "burst-500", Jobs: 500, Metrics: []Metric{m("all pods created", 50)},
+			API: &APICost{Total: 7000, Requests: []APICount{{"patch", "pytorchjobs.kubeflow.org/status", 409, 1}}}},
+		{Scenario: "burst-100", Jobs: 100, Metrics: []Metric{m("all pods created", 10)}, API: &APICost{Total: 900}},
+		{Scenario: "bigjob-1000", Jobs: 1, Metrics: []Metric{m("all pods and services created", 26)}},
+		{Scenario: "retained-5000", Footprint: Footprint{PeakRSSMiB: 290}},
+	}}
+	want := []Target{
+		{Figure: "burst-500: pod creation rate vs raw-client-500x4 (50.0 s vs 40.5 s)", Value: 0.81, Goal: ">= 0.80", Met: true},
+		{Figure: "burst-500: API requests / job", Value: 14, Goal: "<= 10"},
+		{Figure: "burst-500: 409 conflicts / job", Value: 0.002, Goal: "0"},
+		// No raw-client-100x4 in this run: only the API cost.
+		{Figure: "burst-100: API requests / job", Value: 9, Goal: "<= 10", Met: true},
+		{Figure: "burst-100: 409 conflicts / job", Value: 0, Goal: "0", Met: true},
+		{Figure: "bigjob-1000: pods and services created, time vs raw-client-1x1000 (26.0 s vs 20.0 s)", Value: 1.3, Goal: "<= 1.25"},
+		{Figure: "retained-5000: operator peak RSS (MiB)", Value: 290, Goal: "< 300", Met: true},
+	}
+	if diff := cmp.Diff(want, targets(run), cmpopts.EquateApprox(0, 1e-9)); diff != "" {
+		t.Errorf("targets (-want +got):\n%s", diff)
+	}
+	if md := targetsMarkdown(targets(run)); !strings.Contains(md, "| burst-500: API requests / job | 14.00 | <= 10 | no |") {
+		t.Errorf("markdown:\n%s", md)
 	}
 }

@@ -1,0 +1,113 @@
+/*
+Copyright 2026 The training-operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package main
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Target is one of the issue's targets, evaluated on one run: the operator's
+// figure, the raw limit's from the same run where the target is a ratio.
+type Target struct {
+	Figure string  `json:"figure"`
+	Value  float64 `json:"value"`
+	Goal   string  `json:"goal"`
+	Met    bool    `json:"met"`
+}
+
+// targets evaluates the issue's targets on the scenarios of one run that
+// have them: each burst and the big job against the raw client creating the
+// same objects, and the API cost of a burst's 4-replica jobs.
+func targets(run *Run) []Target {
+	byName := map[string]*Result{}
+	for _, res := range run.Results {
+		byName[res.Scenario] = res
+	}
+	var out []Target
+	for _, res := range run.Results {
+		if res.Error != "" {
+			continue
+		}
+		var n int
+		if _, err := fmt.Sscanf(res.Scenario, "burst-%d", &n); err == nil {
+			if raw := byName[fmt.Sprintf("raw-client-%dx4", n)]; raw != nil && raw.Error == "" {
+				op, lim := metric(res, "all pods created"), rawAllCreated(raw)
+				if op > 0 && lim > 0 {
+					r := lim / op
+					out = append(out, Target{
+						Figure: fmt.Sprintf("%s: pod creation rate vs %s (%.1f s vs %.1f s)", res.Scenario, raw.Scenario, op, lim),
+						Value:  r, Goal: ">= 0.80", Met: r >= 0.80,
+					})
+				}
+			}
+			if a := res.API; a != nil && res.Jobs > 0 {
+				perJob := float64(a.Total) / float64(res.Jobs)
+				out = append(out,
+					Target{Figure: res.Scenario + ": API requests / job", Value: perJob, Goal: "<= 10", Met: perJob <= 10},
+					Target{Figure: res.Scenario + ": 409 conflicts / job", Value: float64(a.Conflicts()) / float64(res.Jobs), Goal: "0", Met: a.Conflicts() == 0})
+			}
+		}
+		if _, err := fmt.Sscanf(res.Scenario, "bigjob-%d", &n); err == nil {
+			if raw := byName[fmt.Sprintf("raw-client-1x%d", n)]; raw != nil && raw.Error == "" {
+				op, lim := metric(res, "all pods and services created"), rawAllCreated(raw)
+				if op > 0 && lim > 0 {
+					r := op / lim
+					out = append(out, Target{
+						Figure: fmt.Sprintf("%s: pods and services created, time vs %s (%.1f s vs %.1f s)", res.Scenario, raw.Scenario, op, lim),
+						Value:  r, Goal: "<= 1.25", Met: r <= 1.25,
+					})
+				}
+			}
+		}
+		if strings.HasPrefix(res.Scenario, "retained-") {
+			rss := res.Footprint.PeakRSSMiB
+			out = append(out, Target{Figure: res.Scenario + ": operator peak RSS (MiB)", Value: rss, Goal: "< 300", Met: rss > 0 && rss < 300})
+		}
+	}
+	return out
+}
+
+// rawAllCreated is when the raw client's last pod or Service appeared.
+func rawAllCreated(raw *Result) float64 {
+	return max(metric(raw, "all pods created"), metric(raw, "all services created"))
+}
+
+func metric(res *Result, name string) float64 {
+	for _, m := range res.Metrics {
+		if m.Name == name {
+			return m.Value
+		}
+	}
+	return 0
+}
+
+func targetsMarkdown(ts []Target) string {
+	if len(ts) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString("\n### targets (this run)\n\n| figure | value | target | met |\n|---|---:|---|---|\n")
+	for _, t := range ts {
+		met := "no"
+		if t.Met {
+			met = "yes"
+		}
+		fmt.Fprintf(&b, "| %s | %.2f | %s | %s |\n", t.Figure, t.Value, t.Goal, met)
+	}
+	return b.String()
+}
