@@ -192,7 +192,7 @@ func (e *env) createNamespace(ctx context.Context, ns string) error {
 // clear deletes a finished scenario's namespace and waits until it is gone,
 // so that every scenario starts on the same nearly empty cluster. Kept, the
 // finished pods of earlier scenarios made the scheduler, KWOK and the watch
-// caches slower for later ones, and the raw limit runs first.
+// caches slower for later ones.
 func (e *env) clear(ctx context.Context, ns string) error {
 	if err := e.client.DeleteAllOf(ctx, &kubeflowv1.PyTorchJob{}, client.InNamespace(ns)); err != nil {
 		return err
