@@ -166,7 +166,10 @@ var _ = Describe("PyTorchJob", func() {
 			job := testjobs.MakePyTorchJob("del", ns).Master(1).Workers(1).RestartPolicy(policy).Obj()
 			Expect(k8s.Create(ctx, job)).To(Succeed())
 			pods := waitPodsRunning(ctx, ns, "del", 2)
-			Expect(k8s.Delete(ctx, &pods[1])).To(Succeed())
+			// Exactly this pod: a DELETE by name that client-go retries (an
+			// apiserver timeout under CI load) could otherwise also delete its
+			// replacement, which is then rightly counted as a second restart.
+			Expect(k8s.Delete(ctx, &pods[1], client.Preconditions{UID: &pods[1].UID})).To(Succeed())
 			Eventually(func(g Gomega) {
 				var p corev1.Pod
 				g.Expect(k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "del-worker-0"}, &p)).To(Succeed())
