@@ -166,9 +166,10 @@ var _ = Describe("PyTorchJob", func() {
 			job := testjobs.MakePyTorchJob("del", ns).Master(1).Workers(1).RestartPolicy(policy).Obj()
 			Expect(k8s.Create(ctx, job)).To(Succeed())
 			pods := waitPodsRunning(ctx, ns, "del", 2)
-			// Exactly this pod: a DELETE by name that client-go retries (an
-			// apiserver timeout under CI load) could otherwise also delete its
-			// replacement, which is then rightly counted as a second restart.
+			// Exactly this pod: a DELETE by name that lands late (a client
+			// retry) would also delete its replacement, which is then rightly
+			// counted as a second restart (seen once in CI: the replacement got
+			// a deletionTimestamp and was recreated).
 			Expect(k8s.Delete(ctx, &pods[1], client.Preconditions{UID: &pods[1].UID})).To(Succeed())
 			Eventually(func(g Gomega) {
 				var p corev1.Pod
