@@ -39,14 +39,9 @@ func hasCondition(st *kubeflowv1.JobStatus, t kubeflowv1.JobConditionType) bool 
 	return c != nil && c.Status == corev1.ConditionTrue
 }
 
-// isFinished reports a terminal job: Succeeded or Failed is True.
-// IsFinished reports whether the job has Succeeded or Failed (for good:
+// IsFinished reports a terminal job: Succeeded or Failed is True (for good:
 // terminal conditions are sticky).
 func IsFinished(st *kubeflowv1.JobStatus) bool {
-	return isFinished(st)
-}
-
-func isFinished(st *kubeflowv1.JobStatus) bool {
 	return hasCondition(st, kubeflowv1.JobSucceeded) || hasCondition(st, kubeflowv1.JobFailed)
 }
 
@@ -59,7 +54,7 @@ func isFinished(st *kubeflowv1.JobStatus) bool {
 //     whichever of them is present to False: a finished job never stays
 //     Restarting=True (Part A), e.g. when it fails before a retried pod runs again.
 func setCondition(st *kubeflowv1.JobStatus, c kubeflowv1.JobCondition) bool {
-	if isFinished(st) {
+	if IsFinished(st) {
 		return false
 	}
 	if cur := getCondition(st, c.Type); cur != nil {

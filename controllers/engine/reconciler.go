@@ -282,7 +282,7 @@ func (r *Reconciler) reconcile(ctx context.Context, job client.Object, p *plan) 
 	ch := bucketChildren(specs, pods, svcs)
 	st.CountedPods = stillPresent(st.CountedPods, pods)
 
-	if isFinished(st) {
+	if IsFinished(st) {
 		return r.finish(ctx, job, ch, p)
 	}
 	if msg := runnable(specs, r.fw.ReplicaTypes(job)); msg != "" {
@@ -325,7 +325,7 @@ func (r *Reconciler) reconcile(ctx context.Context, job client.Object, p *plan) 
 			p.requeue(deadline.Sub(now.Time))
 		}
 	}
-	if isFinished(st) {
+	if IsFinished(st) {
 		return r.finishAfterWrite(p)
 	}
 

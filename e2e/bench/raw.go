@@ -87,6 +87,7 @@ func raw(jobs, replicas int) scenario {
 			{"create rate (pods+services)", float64(2*want) / sent.Seconds(), "obj/s"},
 			{"all pods created", sinceSeconds(start, t.lastPod), "s"},
 			{"all services created", sinceSeconds(start, t.lastService), "s"},
+			{"all pods and services created", max(sinceSeconds(start, t.lastPod), sinceSeconds(start, t.lastService)), "s"},
 			{"all pods Running", sinceSeconds(start, t.lastRunning), "s"},
 			{"all pods Succeeded", sinceSeconds(start, t.lastDone), "s"},
 		}

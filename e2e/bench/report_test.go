@@ -205,8 +205,8 @@ func TestFormatValueAndRatio(t *testing.T) {
 func TestTargets(t *testing.T) {
 	m := func(name string, v float64) Metric { return Metric{Name: name, Value: v, Unit: "s"} }
 	run := &Run{Results: []*Result{
-		{Scenario: "raw-client-500x4", Metrics: []Metric{m("all pods created", 40), m("all services created", 40.5)}},
-		{Scenario: "raw-client-1x1000", Metrics: []Metric{m("all pods created", 20), m("all services created", 19)}},
+		{Scenario: "raw-client-500x4", Metrics: []Metric{m("all pods created", 40), m("all services created", 40.5), m("all pods and services created", 40.5)}},
+		{Scenario: "raw-client-1x1000", Metrics: []Metric{m("all pods created", 20), m("all services created", 19), m("all pods and services created", 20)}},
 		{Scenario: "burst-500", Jobs: 500, Metrics: []Metric{m("all pods created", 50)},
 			API: &APICost{Total: 7000, Requests: []APICount{{"patch", "pytorchjobs.kubeflow.org/status", 409, 1}}}},
 		{Scenario: "burst-100", Jobs: 100, Metrics: []Metric{m("all pods created", 10)}, API: &APICost{Total: 900}},
@@ -214,7 +214,8 @@ func TestTargets(t *testing.T) {
 		{Scenario: "retained-5000", Footprint: Footprint{PeakRSSMiB: 290}},
 	}}
 	want := []Target{
-		{Figure: "burst-500: pod creation rate vs raw-client-500x4 (50.0 s vs 40.5 s)", Value: 0.81, Goal: ">= 0.80", Met: true},
+		// Pods against pods: the raw client's later Services do not count.
+		{Figure: "burst-500: pod creation rate vs raw-client-500x4 (50.0 s vs 40.0 s)", Value: 0.8, Goal: ">= 0.80", Met: true},
 		{Figure: "burst-500: API requests / job", Value: 14, Goal: "<= 10"},
 		{Figure: "burst-500: 409 conflicts / job", Value: 0.002, Goal: "0"},
 		// No raw-client-100x4 in this run: only the API cost.
