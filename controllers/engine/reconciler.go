@@ -563,7 +563,13 @@ func (r *Reconciler) expireTTL(ctx context.Context, job client.Object, p *plan) 
 	uid := job.GetUID()
 	err := r.client.Delete(ctx, job, client.PropagationPolicy(metav1.DeletePropagationBackground),
 		client.Preconditions{UID: &uid})
-	if err != nil && !apierrors.IsNotFound(err) {
+	if apierrors.IsNotFound(err) {
+		// Already gone: a pass on a cache that has not seen our own delete
+		// yet (a GC'd pod's event can arrive before the job's) must not
+		// count or announce the deletion a second time.
+		return nil
+	}
+	if err != nil {
 		r.recorder.Event(job, corev1.EventTypeWarning, "FailedDeleteJob", err.Error())
 		return err
 	}
