@@ -20,6 +20,7 @@ import (
 	"context"
 	"fmt"
 	"log"
+	"os"
 	"path/filepath"
 	"sync"
 	"time"
@@ -122,12 +123,17 @@ type window struct {
 	metrics operatorMetrics
 	cpu     float64
 	hwmOK   bool
+	start   time.Time
+	cp      cpuSnapshot // control-plane processes
+	bench   float64     // this process: the bench's clients, proxies and watches
 }
 
 func (e *env) begin(ctx context.Context) *window {
 	w := &window{e: e, counts: e.proxy.snapshot(), metrics: e.operator.scrape(ctx)}
 	w.cpu, _ = e.operator.cpuSeconds()
 	w.hwmOK = e.operator.resetPeakRSS()
+	w.start, w.cp = time.Now(), snapshotCPU(e.cluster.PIDs())
+	w.bench, _ = processCPUSeconds(os.Getpid())
 	return w
 }
 
@@ -152,6 +158,11 @@ func (w *window) end(ctx context.Context, res *Result) {
 	cpu, _ := e.operator.cpuSeconds()
 	res.Footprint.CPUSeconds = cpu - w.cpu
 	res.Footprint.RSSMiB, res.Footprint.PeakRSSMiB, _ = e.operator.memory()
+	res.Footprint.ControlPlaneCPUSeconds = snapshotCPU(e.cluster.PIDs()).since(w.cp)
+	if bench, err := processCPUSeconds(os.Getpid()); err == nil {
+		res.Footprint.BenchCPUSeconds = bench - w.bench
+	}
+	res.Footprint.WallSeconds = time.Since(w.start).Seconds()
 	if e.operator.Exited() {
 		res.Error = joinErr(res.Error, "operator exited")
 	}

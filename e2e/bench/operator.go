@@ -189,26 +189,8 @@ func (o *operator) Exited() bool {
 	}
 }
 
-// cpuSeconds is utime+stime of the operator from /proc/<pid>/stat.
-func (o *operator) cpuSeconds() (float64, error) {
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", o.cmd.Process.Pid))
-	if err != nil {
-		return 0, err
-	}
-	// The command name (field 2) may contain spaces; fields after ")" start at field 3.
-	s := string(data)
-	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
-	if len(f) < 13 {
-		return 0, fmt.Errorf("short /proc stat: %q", s)
-	}
-	utime, err1 := strconv.ParseFloat(f[11], 64)
-	stime, err2 := strconv.ParseFloat(f[12], 64)
-	if err1 != nil || err2 != nil {
-		return 0, fmt.Errorf("parse /proc stat: %q", s)
-	}
-	const clockTicks = 100 // USER_HZ; 100 on every Linux platform Go supports
-	return (utime + stime) / clockTicks, nil
-}
+// cpuSeconds is the operator's CPU time so far.
+func (o *operator) cpuSeconds() (float64, error) { return processCPUSeconds(o.cmd.Process.Pid) }
 
 // memory returns VmRSS and VmHWM in MiB.
 func (o *operator) memory() (rss, hwm float64, err error) {

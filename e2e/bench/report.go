@@ -18,6 +18,7 @@ package main
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strings"
@@ -74,6 +75,31 @@ type Footprint struct {
 	PeakRSSMiB float64 `json:"peakRSSMiB"`
 	// RSSMiB is VmRSS at the end of the window.
 	RSSMiB float64 `json:"rssMiB"`
+	// ControlPlaneCPUSeconds is each control-plane process's CPU time during
+	// the window (kube-apiserver, etcd, ...), and BenchCPUSeconds the bench's
+	// own (its clients, proxies and watches). With the operator's CPU and
+	// WallSeconds they show how busy the machine's cores were, and where.
+	ControlPlaneCPUSeconds map[string]float64 `json:"controlPlaneCPUSeconds,omitempty"`
+	BenchCPUSeconds        float64            `json:"benchCPUSeconds,omitempty"`
+	WallSeconds            float64            `json:"wallSeconds,omitempty"`
+}
+
+// cpuMetrics are the window's CPU figures: per control-plane process, the
+// bench's, and the cores all of them kept busy on average.
+func (f Footprint) cpuMetrics() []Metric {
+	if f.WallSeconds <= 0 || len(f.ControlPlaneCPUSeconds) == 0 {
+		return nil
+	}
+	var out []Metric
+	total := f.CPUSeconds + f.BenchCPUSeconds
+	for _, name := range slices.Sorted(maps.Keys(f.ControlPlaneCPUSeconds)) {
+		v := f.ControlPlaneCPUSeconds[name]
+		total += v
+		out = append(out, Metric{name + " CPU", v, "s"})
+	}
+	return append(out,
+		Metric{"bench client CPU", f.BenchCPUSeconds, "s"},
+		Metric{"cores busy (all processes / wall time)", total / f.WallSeconds, "cores"})
 }
 
 // APICost is what the operator sent to the apiserver during a scenario, as
@@ -264,11 +290,11 @@ func resultMetrics(res *Result) []Metric {
 			Metric{"mean workqueue wait", a.MeanQueueWaitSeconds, "s"})
 		out = append(out, Metric{"client-side throttling (sum of waits)", a.ThrottleSeconds, "s"})
 	}
-	return append(out,
+	return append(append(out,
 		Metric{"operator CPU", res.Footprint.CPUSeconds, "s"},
 		Metric{"operator peak RSS", res.Footprint.PeakRSSMiB, "MiB"},
 		Metric{"operator RSS at end", res.Footprint.RSSMiB, "MiB"},
-	)
+	), res.Footprint.cpuMetrics()...)
 }
 
 // compareMarkdown puts the metrics of two runs side by side with B/A ratios.

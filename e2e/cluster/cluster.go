@@ -315,6 +315,20 @@ func (c *Cluster) portConflict() bool {
 // QPS and Burst are left at client-go defaults; raise them if needed.
 func (c *Cluster) RESTConfig() *rest.Config { return rest.CopyConfig(c.restConfig) }
 
+// PIDs returns the process ID of each running component by name
+// (etcd, kube-apiserver, ...), for resource accounting such as make bench's.
+func (c *Cluster) PIDs() map[string]int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	pids := make(map[string]int, len(c.procs))
+	for _, p := range c.procs {
+		if !p.exited() && p.cmd.Process != nil {
+			pids[p.name] = p.cmd.Process.Pid
+		}
+	}
+	return pids
+}
+
 // KubeconfigPath returns the path of the admin kubeconfig (WorkDir/kubeconfig).
 func (c *Cluster) KubeconfigPath() string { return c.kubeconfigPath }
 
