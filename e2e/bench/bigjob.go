@@ -45,6 +45,7 @@ func bigJob(workers int) scenario {
 			e.sizes.podRuntime+time.Minute+time.Duration(replicas)*200*time.Millisecond)
 		st := e.jobStats(keys)
 		allPods := sinceSeconds(start, st.lastPod)
+		res.creationFrom, res.creationTo = start, latest(st.lastPod, st.lastService)
 		res.Metrics = []Metric{
 			{"all pods created", allPods, "s"},
 			{"all services created", sinceSeconds(start, st.lastService), "s"},

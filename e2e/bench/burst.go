@@ -48,6 +48,7 @@ func burst(n int) scenario {
 			e.sizes.podRuntime+time.Minute+time.Duration(n)*time.Second)
 		st := e.jobStats(keys)
 		allPods := sinceSeconds(start, st.lastPod)
+		res.creationFrom, res.creationTo = start, latest(st.lastPod, st.lastService)
 		res.Metrics = []Metric{
 			{"create requests sent", sent.Seconds(), "s"},
 			{"all pods created", allPods, "s"},

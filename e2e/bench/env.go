@@ -50,6 +50,7 @@ type env struct {
 	rawClient client.Client
 	operator  *operator
 	tracker   *tracker
+	cpu       *cpuSampler
 	sizes     sizes
 }
 
@@ -112,6 +113,14 @@ func setupEnv(ctx context.Context, o options, bin, dir string) (*env, func(), er
 		return fail(err)
 	}
 	cleanups = append(cleanups, e.operator.Stop)
+	samplerCtx, stopSampler := context.WithCancel(ctx)
+	cleanups = append(cleanups, stopSampler)
+	e.cpu = startCPUSampler(samplerCtx, 250*time.Millisecond, func() map[string]int {
+		pids := e.cluster.PIDs()
+		pids[operatorProcess] = e.operator.cmd.Process.Pid
+		pids[benchProcess] = os.Getpid()
+		return pids
+	})
 	return e, cleanup, nil
 }
 
@@ -163,6 +172,11 @@ func (w *window) end(ctx context.Context, res *Result) {
 		res.Footprint.BenchCPUSeconds = bench - w.bench
 	}
 	res.Footprint.WallSeconds = time.Since(w.start).Seconds()
+	if !res.creationFrom.IsZero() && res.creationTo.After(res.creationFrom) {
+		if cpu, span := e.cpu.between(res.creationFrom, res.creationTo); cpu != nil {
+			res.Creation = &PhaseCPU{Seconds: span.Seconds(), CPUSeconds: cpu}
+		}
+	}
 	if e.operator.Exited() {
 		res.Error = joinErr(res.Error, "operator exited")
 	}
@@ -342,6 +356,14 @@ func (e *env) jobStats(keys []types.NamespacedName) jobStats {
 		add(&s.toSucceeded, &s.lastOK, j.succeeded)
 	}
 	return s
+}
+
+// latest is the later of two times.
+func latest(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
 }
 
 func sinceSeconds(start, t time.Time) float64 {

@@ -17,10 +17,14 @@ limitations under the License.
 package main
 
 import (
+	"context"
 	"fmt"
 	"os"
+	"sort"
 	"strconv"
 	"strings"
+	"sync"
+	"time"
 )
 
 // processCPUSeconds is utime+stime of a process from /proc/<pid>/stat.
@@ -73,4 +77,63 @@ func (s cpuSnapshot) since(earlier cpuSnapshot) map[string]float64 {
 		}
 	}
 	return d
+}
+
+// Names of the two processes a cpuSampler adds to the control plane's.
+const (
+	operatorProcess = "operator"
+	benchProcess    = "bench client"
+)
+
+// cpuSampler records the CPU time of the operator, the bench and every
+// control-plane process a few times a second, so a scenario's figures can
+// cover a phase found only afterwards (start until all pods were created).
+type cpuSampler struct {
+	mu      sync.Mutex
+	samples []cpuSample
+}
+
+type cpuSample struct {
+	at  time.Time
+	cpu cpuSnapshot
+}
+
+// startCPUSampler samples pids() every interval until ctx ends.
+func startCPUSampler(ctx context.Context, interval time.Duration, pids func() map[string]int) *cpuSampler {
+	s := &cpuSampler{}
+	s.sample(pids)
+	go func() {
+		t := time.NewTicker(interval)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				s.sample(pids)
+			}
+		}
+	}()
+	return s
+}
+
+func (s *cpuSampler) sample(pids func() map[string]int) {
+	snap := cpuSample{at: time.Now(), cpu: snapshotCPU(pids())}
+	s.mu.Lock()
+	s.samples = append(s.samples, snap)
+	s.mu.Unlock()
+}
+
+// between is the CPU each process used over at least [from, to]: from the
+// last sample at or before from to the first at or after to. It returns
+// the covered span too; nil without samples around both ends.
+func (s *cpuSampler) between(from, to time.Time) (map[string]float64, time.Duration) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	i := sort.Search(len(s.samples), func(k int) bool { return s.samples[k].at.After(from) }) - 1
+	j := sort.Search(len(s.samples), func(k int) bool { return !s.samples[k].at.Before(to) })
+	if i < 0 || j >= len(s.samples) || j <= i {
+		return nil, 0
+	}
+	return s.samples[j].cpu.since(s.samples[i].cpu), s.samples[j].at.Sub(s.samples[i].at)
 }

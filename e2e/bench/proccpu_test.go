@@ -19,8 +19,10 @@ package main
 import (
 	"os"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 )
 
 func TestParseProcStatCPU(t *testing.T) {
@@ -67,5 +69,49 @@ func TestFootprintCPUMetrics(t *testing.T) {
 	}
 	if got := (Footprint{CPUSeconds: 2}).cpuMetrics(); got != nil {
 		t.Errorf("without control-plane figures: %v, want none", got)
+	}
+}
+
+func TestCPUSamplerBetween(t *testing.T) {
+	t0 := time.Date(2026, 11, 30, 8, 0, 0, 0, time.UTC)
+	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
+	s := &cpuSampler{samples: []cpuSample{
+		{at(0), cpuSnapshot{"kube-apiserver": 1}},
+		{at(250), cpuSnapshot{"kube-apiserver": 1.2}},
+		{at(500), cpuSnapshot{"kube-apiserver": 1.5}},
+		{at(750), cpuSnapshot{"kube-apiserver": 1.9}},
+	}}
+	cases := []struct {
+		name     string
+		from, to time.Time
+		want     map[string]float64
+		wantSpan time.Duration
+	}{
+		{"phase inside samples widens to the samples around it", at(300), at(600), map[string]float64{"kube-apiserver": 0.7}, 500 * time.Millisecond},
+		{"phase on sample times", at(250), at(500), map[string]float64{"kube-apiserver": 0.3}, 250 * time.Millisecond},
+		{"phase starting before the first sample", at(-10), at(500), nil, 0},
+		{"phase ending after the last sample", at(300), at(800), nil, 0},
+	}
+	for _, tc := range cases {
+		got, span := s.between(tc.from, tc.to)
+		if diff := cmp.Diff(tc.want, got, cmpopts.EquateApprox(0, 1e-9)); diff != "" || span != tc.wantSpan {
+			t.Errorf("%s: between = %v over %v, want %v over %v", tc.name, got, span, tc.want, tc.wantSpan)
+		}
+	}
+}
+
+func TestPhaseCPUMetrics(t *testing.T) {
+	p := &PhaseCPU{Seconds: 10, CPUSeconds: map[string]float64{"operator": 2, "kube-apiserver": 12, "etcd": 4}}
+	want := []Metric{
+		{"until all created: etcd CPU", 4, "s"},
+		{"until all created: kube-apiserver CPU", 12, "s"},
+		{"until all created: operator CPU", 2, "s"},
+		{"until all created: cores busy", 1.8, "cores"},
+	}
+	if diff := cmp.Diff(want, p.metrics("until all created"), cmpopts.EquateApprox(0, 1e-9)); diff != "" {
+		t.Errorf("metrics (-want +got):\n%s", diff)
+	}
+	if got := (*PhaseCPU)(nil).metrics("x"); got != nil {
+		t.Errorf("nil phase: %v, want none", got)
 	}
 }

@@ -82,6 +82,7 @@ func raw(jobs, replicas int) scenario {
 				fmt.Sprintf("pods %d, services %d, running %d, done %d of %d", t.pods, t.services, t.running, t.done, want)
 		})
 		t := e.tracker.nsIn(ns)
+		res.creationFrom, res.creationTo = start, latest(t.lastPod, t.lastService)
 		res.Metrics = []Metric{
 			{"create requests sent", sent.Seconds(), "s"},
 			{"create rate (pods+services)", float64(2*want) / sent.Seconds(), "obj/s"},

@@ -57,7 +57,36 @@ type Result struct {
 	Metrics   []Metric  `json:"metrics"`
 	API       *APICost  `json:"api,omitempty"`
 	Footprint Footprint `json:"footprint"`
-	Error     string    `json:"error,omitempty"`
+	// Creation is the CPU every process used from the scenario's start until
+	// its last pod and Service existed: the phase its creation figures time.
+	Creation *PhaseCPU `json:"creationPhase,omitempty"`
+	Error    string    `json:"error,omitempty"`
+
+	// creationFrom and creationTo bound Creation; set by the scenario.
+	creationFrom, creationTo time.Time
+}
+
+// PhaseCPU is the CPU time of each process (the operator, the bench client
+// and every control-plane process) over a phase of a scenario.
+type PhaseCPU struct {
+	// Seconds is the sampled span covering the phase (up to one sampling
+	// interval longer at each end).
+	Seconds    float64            `json:"seconds"`
+	CPUSeconds map[string]float64 `json:"cpuSeconds"`
+}
+
+// metrics are the phase's CPU per process and the cores they kept busy.
+func (p *PhaseCPU) metrics(phase string) []Metric {
+	if p == nil || p.Seconds <= 0 {
+		return nil
+	}
+	var out []Metric
+	total := 0.0
+	for _, name := range slices.Sorted(maps.Keys(p.CPUSeconds)) {
+		total += p.CPUSeconds[name]
+		out = append(out, Metric{phase + ": " + name + " CPU", p.CPUSeconds[name], "s"})
+	}
+	return append(out, Metric{phase + ": cores busy", total / p.Seconds, "cores"})
 }
 
 // Metric is one named number of a scenario.
@@ -294,7 +323,7 @@ func resultMetrics(res *Result) []Metric {
 		Metric{"operator CPU", res.Footprint.CPUSeconds, "s"},
 		Metric{"operator peak RSS", res.Footprint.PeakRSSMiB, "MiB"},
 		Metric{"operator RSS at end", res.Footprint.RSSMiB, "MiB"},
-	), res.Footprint.cpuMetrics()...)
+	), append(res.Footprint.cpuMetrics(), res.Creation.metrics("until all created")...)...)
 }
 
 // compareMarkdown puts the metrics of two runs side by side with B/A ratios.
