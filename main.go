@@ -47,6 +47,7 @@ import (
 	"github.com/seed-d8a409e9/training-operator/controllers/gang"
 	"github.com/seed-d8a409e9/training-operator/internal/cert"
 	"github.com/seed-d8a409e9/training-operator/internal/config"
+	"github.com/seed-d8a409e9/training-operator/internal/lazylog"
 	"github.com/seed-d8a409e9/training-operator/internal/memlimit"
 	"github.com/seed-d8a409e9/training-operator/internal/metricsauth"
 	"github.com/seed-d8a409e9/training-operator/webhooks"
@@ -75,7 +76,7 @@ func main() {
 	// --kubeconfig is registered on flag.CommandLine by controller-runtime.
 	flag.Parse()
 
-	logger := zap.New(zap.UseFlagOptions(&logOpts))
+	logger := lazylog.New(zap.New(zap.UseFlagOptions(&logOpts)))
 	ctrl.SetLogger(logger)
 	klog.SetLogger(logger)
 	if soft := memlimit.Set(os.DirFS("/")); soft > 0 {

@@ -16,6 +16,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	ctrlevent "sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/log"
@@ -84,18 +85,23 @@ func NewReconciler(fw Framework, c client.Client, apiReader client.Reader, rec E
 
 // SetupWithManager registers the controller. Call SetupIndexes once per manager first.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
+	gvk, err := apiutil.GVKForObject(r.fw.NewJob(), mgr.GetScheme())
+	if err != nil {
+		return err
+	}
+	owner := enqueueController(gvk.GroupKind())
 	b := ctrl.NewControllerManagedBy(mgr).
 		For(r.fw.NewJob()).
 		Named(r.fw.ControllerName()).
-		Owns(&corev1.Pod{}, builder.WithPredicates(r.goneFromCache("pod/"))).
-		Owns(&corev1.Service{}, builder.WithPredicates(r.goneFromCache("svc/"))).
+		Watches(&corev1.Pod{}, owner, builder.WithPredicates(r.goneFromCache("pod/"))).
+		Watches(&corev1.Service{}, owner, builder.WithPredicates(r.goneFromCache("svc/"))).
 		WithOptions(controller.Options{MaxConcurrentReconciles: r.opts.MaxConcurrentReconciles})
 	if _, ok := r.fw.(Autoscaled); ok {
-		b = b.Owns(&autoscalingv2.HorizontalPodAutoscaler{})
+		b = b.Watches(&autoscalingv2.HorizontalPodAutoscaler{}, owner)
 	}
 	if cr, ok := r.fw.(ChildReconciler); ok {
 		for _, t := range cr.OwnedTypes() {
-			b = b.Owns(t)
+			b = b.Watches(t, owner)
 		}
 	}
 	c, err := b.Build(r)

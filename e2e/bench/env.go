@@ -115,13 +115,17 @@ func setupEnv(ctx context.Context, o options, bin, dir string) (*env, func(), er
 	cleanups = append(cleanups, e.operator.Stop)
 	samplerCtx, stopSampler := context.WithCancel(ctx)
 	cleanups = append(cleanups, stopSampler)
-	e.cpu = startCPUSampler(samplerCtx, 250*time.Millisecond, func() map[string]int {
-		pids := e.cluster.PIDs()
-		pids[operatorProcess] = e.operator.cmd.Process.Pid
-		pids[benchProcess] = os.Getpid()
-		return pids
-	})
+	e.cpu = startCPUSampler(samplerCtx, 250*time.Millisecond, e.pids)
 	return e, cleanup, nil
+}
+
+// pids are the processes whose CPU the bench accounts: the control plane's,
+// the operator's and its own.
+func (e *env) pids() map[string]int {
+	pids := e.cluster.PIDs()
+	pids[operatorProcess] = e.operator.cmd.Process.Pid
+	pids[benchProcess] = os.Getpid()
+	return pids
 }
 
 // window measures the operator between begin and end: API requests via the

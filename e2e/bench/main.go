@@ -108,7 +108,7 @@ func parseFlags() (options, error) {
 		quick   = flag.Bool("quick", false, "small sizes finishing in a few minutes (the default)")
 		bin     = flag.String("operator", "bin/manager", "operator binary under test")
 		compare = flag.Bool("compare", false, "benchmark the two operator binaries given as arguments (A B) one after the other and print B/A ratios")
-		only    = flag.String("scenarios", "", "comma-separated scenario name prefixes to run (raw,burst,bigjob,steady,retained); default all")
+		only    = flag.String("scenarios", "", "comma-separated scenario name prefixes to run (raw,burst,bigjob,steady,request-cost,retained); default all")
 		runtime = flag.Duration("pod-runtime", 0, "how long KWOK keeps each pod Running before it succeeds (default 10s)")
 	)
 	flag.StringVar(&o.operatorArgs, "operator-args", defaultOperatorArgs,
@@ -169,7 +169,8 @@ func (o options) scenarios() []scenario {
 	for _, n := range sz.burst {
 		list = append(list, raw(n, 4), burst(n))
 	}
-	list = append(list, raw(1, sz.bigJobWorkers+1), bigJob(sz.bigJobWorkers), steady(sz.steadyRate, sz.steadyFor))
+	list = append(list, raw(1, sz.bigJobWorkers+1), bigJob(sz.bigJobWorkers), steady(sz.steadyRate, sz.steadyFor),
+		requestCost(sz.burst[len(sz.burst)-1]))
 	if sz.retainedJobs > 0 {
 		list = append(list, retained(sz.retainedJobs))
 	}

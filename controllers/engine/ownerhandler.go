@@ -1,0 +1,62 @@
+package engine
+
+import (
+	"context"
+	"strings"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/workqueue"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	ctrlevent "sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+)
+
+// controllerOf is the job of kind gk that controls a child, if any. Job
+// kinds are namespaced, so the job is in the child's namespace.
+func controllerOf(gk schema.GroupKind, child client.Object) (reconcile.Request, bool) {
+	ref := metav1.GetControllerOfNoCopy(child)
+	if ref == nil || ref.Kind != gk.Kind {
+		return reconcile.Request{}, false
+	}
+	group, _, found := strings.Cut(ref.APIVersion, "/")
+	if !found {
+		group = "" // the core group has bare versions ("v1")
+	}
+	if group != gk.Group {
+		return reconcile.Request{}, false
+	}
+	return reconcile.Request{NamespacedName: types.NamespacedName{Namespace: child.GetNamespace(), Name: ref.Name}}, true
+}
+
+// enqueueController enqueues the job controlling a changed child. It does
+// what controller-runtime's EnqueueRequestForOwner does for Owns, without
+// asking the REST mapper on every event whether the owner is namespaced:
+// make bench's CPU profile of a 500-job burst had that lookup at 3.5% of the
+// operator's CPU and 15% of its allocations.
+func enqueueController(gk schema.GroupKind) handler.EventHandler {
+	add := func(q workqueue.TypedRateLimitingInterface[reconcile.Request], objs ...client.Object) {
+		for _, o := range objs {
+			if req, ok := controllerOf(gk, o); ok {
+				q.Add(req)
+			}
+		}
+	}
+	return handler.Funcs{
+		CreateFunc: func(_ context.Context, e ctrlevent.CreateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			add(q, e.Object)
+		},
+		// Both sides: a child whose controller changed concerns both jobs.
+		UpdateFunc: func(_ context.Context, e ctrlevent.UpdateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			add(q, e.ObjectOld, e.ObjectNew)
+		},
+		DeleteFunc: func(_ context.Context, e ctrlevent.DeleteEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			add(q, e.Object)
+		},
+		GenericFunc: func(_ context.Context, e ctrlevent.GenericEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			add(q, e.Object)
+		},
+	}
+}
