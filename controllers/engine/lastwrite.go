@@ -36,15 +36,15 @@ func newLastWrites() *lastWrites {
 	return &lastWrites{jobs: map[types.NamespacedName]lastWrite{}, held: map[types.NamespacedName]heldChange{}}
 }
 
-// remember records the object a status write returned; it ends any hold.
-func (l *lastWrites) remember(baseRV string, written client.Object) {
+// remember records the object a status write returned, which it now owns;
+// it ends any hold.
+func (l *lastWrites) remember(baseRV string, job client.Object) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	job := written.DeepCopyObject().(client.Object)
 	// The patch response carries managedFields, which the cache strips and
 	// nothing reads: kept, they would double a busy job's footprint here.
 	job.SetManagedFields(nil)
-	key := client.ObjectKeyFromObject(written)
+	key := client.ObjectKeyFromObject(job)
 	l.jobs[key] = lastWrite{baseRV: baseRV, job: job}
 	delete(l.held, key)
 }

@@ -2,16 +2,19 @@ package engine
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
 
+	jsonpatch "github.com/evanphx/json-patch/v5"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
@@ -228,13 +231,46 @@ func (r *Reconciler) writeStatus(ctx context.Context, cached client.Object, st *
 	if d := statusDelay(cur, st, cached.GetCreationTimestamp().Time, held, now, r.opts.StatusBatchWindow); d > 0 {
 		return d, nil
 	}
-	patched := cached.DeepCopyObject().(client.Object)
-	*r.fw.Status(patched) = *st
-	if err := r.client.Status().Patch(ctx, patched, client.MergeFromWithOptions(cached, client.MergeFromWithOptimisticLock{})); err != nil {
+	patch, err := statusPatch(cached.GetResourceVersion(), cur, st)
+	if err != nil {
 		return 0, err
 	}
-	r.written.remember(cached.GetResourceVersion(), patched)
+	written := r.fw.NewJob()
+	written.SetNamespace(cached.GetNamespace())
+	written.SetName(cached.GetName())
+	if err := r.client.Status().Patch(ctx, written, client.RawPatch(types.MergePatchType, patch)); err != nil {
+		return 0, err
+	}
+	r.written.remember(cached.GetResourceVersion(), written)
 	return 0, nil
+}
+
+// statusPatch is the JSON merge patch from status cur to next, locked to the
+// resourceVersion both were computed over. client.MergeFrom built the same
+// patch by copying the job, serialising it twice whole and diffing generic
+// maps of both: in make bench's CPU profile of a 500-job burst, status
+// writes took 6.6% of the operator, most of it building the patch.
+func statusPatch(resourceVersion string, cur, next *kubeflowv1.JobStatus) ([]byte, error) {
+	from, err := json.Marshal(cur)
+	if err != nil {
+		return nil, err
+	}
+	to, err := json.Marshal(next)
+	if err != nil {
+		return nil, err
+	}
+	diff, err := jsonpatch.CreateMergePatch(from, to)
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(struct {
+		Metadata struct {
+			ResourceVersion string `json:"resourceVersion"`
+		} `json:"metadata"`
+		Status json.RawMessage `json:"status"`
+	}{Metadata: struct {
+		ResourceVersion string `json:"resourceVersion"`
+	}{resourceVersion}, Status: diff})
 }
 
 // afterStatus runs what must follow a durable status write: events for the
