@@ -492,6 +492,10 @@ func (tm *timings) String() string {
 		avg(tm.start), avg(tm.podWait), avg(tm.sync), avg(tm.final), avg(tm.settle))
 }
 
+// traceCatchUp is how long a mismatch waits for the pod trace to show
+// interference that caused it.
+const traceCatchUp = 5 * time.Second
+
 // maxAttempts bounds replays of a scenario whose pods were ended by
 // something other than the script or the operator.
 const maxAttempts = 3
@@ -513,11 +517,19 @@ func (e *env) runReplaying(s *Scenario, replays *atomic.Int64) []string {
 		if len(m) == 0 {
 			return nil
 		}
+		// A step that found its pod gone can be ahead of the trace's watch,
+		// which has yet to deliver the deletion that says who ended it (CI
+		// saw a running replacement vanish right after its predecessor's
+		// deletion, with no delete in the trace yet): give the watch a moment.
+		ended := e.trace.interference(try.Name)
+		for until := time.Now().Add(traceCatchUp); len(ended) == 0 && time.Now().Before(until); {
+			time.Sleep(100 * time.Millisecond)
+			ended = e.trace.interference(try.Name)
+		}
 		out = append(out, fmt.Sprintf("attempt %d (job %s):", attempt+1, try.Name))
 		out = append(out, m...)
 		out = append(out, "pods:")
 		out = append(out, e.trace.of(try.Name)...)
-		ended := e.trace.interference(try.Name)
 		if len(ended) == 0 {
 			return out
 		}
