@@ -263,14 +263,18 @@ func statusPatch(resourceVersion string, cur, next *kubeflowv1.JobStatus) ([]byt
 	if err != nil {
 		return nil, err
 	}
-	return json.Marshal(struct {
-		Metadata struct {
-			ResourceVersion string `json:"resourceVersion"`
-		} `json:"metadata"`
-		Status json.RawMessage `json:"status"`
-	}{Metadata: struct {
+	var body statusPatchBody
+	body.Metadata.ResourceVersion = resourceVersion
+	body.Status = diff
+	return json.Marshal(body)
+}
+
+// statusPatchBody is a status merge patch with its optimistic lock.
+type statusPatchBody struct {
+	Metadata struct {
 		ResourceVersion string `json:"resourceVersion"`
-	}{resourceVersion}, Status: diff})
+	} `json:"metadata"`
+	Status json.RawMessage `json:"status"`
 }
 
 // afterStatus runs what must follow a durable status write: events for the
