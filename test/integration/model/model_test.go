@@ -258,6 +258,13 @@ func (pt *podTrace) expect(uid types.UID, deleted bool) {
 	pt.mu.Unlock()
 }
 
+// interfere records interference the test found itself.
+func (pt *podTrace) interfere(job, line string) {
+	pt.mu.Lock()
+	pt.interfered[job] = append(pt.interfered[job], line)
+	pt.mu.Unlock()
+}
+
 func (pt *podTrace) interference(job string) []string {
 	pt.mu.Lock()
 	defer pt.mu.Unlock()
@@ -573,6 +580,12 @@ func (e *env) run(ctx context.Context, s *Scenario) []string {
 		if err != nil {
 			if held {
 				_ = e.release(ctx, s.Namespace, pod)
+			}
+			if errors.Is(err, errGone) {
+				// The pod ended before the step could act on it, so someone
+				// else ended it. The trace cannot always tell: a step that
+				// deletes marks its pod as expected to go before acting.
+				e.trace.interfere(s.Name, fmt.Sprintf("step %d: pod %s uid=%s gone before the step acted", k, pod.Name, string(pod.UID)[:8]))
 			}
 			return []string{fmt.Sprintf("step %d (%s): %v", k, st, err)}
 		}
