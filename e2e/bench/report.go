@@ -80,13 +80,18 @@ func (p *PhaseCPU) metrics(phase string) []Metric {
 	if p == nil || p.Seconds <= 0 {
 		return nil
 	}
-	var out []Metric
-	total := 0.0
-	for _, name := range slices.Sorted(maps.Keys(p.CPUSeconds)) {
-		total += p.CPUSeconds[name]
-		out = append(out, Metric{phase + ": " + name + " CPU", p.CPUSeconds[name], "s"})
-	}
+	out, total := processCPUMetrics(phase+": ", p.CPUSeconds)
 	return append(out, Metric{phase + ": cores busy", total / p.Seconds, "cores"})
+}
+
+// processCPUMetrics is one "<prefix><process> CPU" metric per process, in
+// name order, and their sum.
+func processCPUMetrics(prefix string, cpu map[string]float64) (out []Metric, total float64) {
+	for _, name := range slices.Sorted(maps.Keys(cpu)) {
+		total += cpu[name]
+		out = append(out, Metric{prefix + name + " CPU", cpu[name], "s"})
+	}
+	return out, total
 }
 
 // Metric is one named number of a scenario.
@@ -119,13 +124,8 @@ func (f Footprint) cpuMetrics() []Metric {
 	if f.WallSeconds <= 0 || len(f.ControlPlaneCPUSeconds) == 0 {
 		return nil
 	}
-	var out []Metric
-	total := f.CPUSeconds + f.BenchCPUSeconds
-	for _, name := range slices.Sorted(maps.Keys(f.ControlPlaneCPUSeconds)) {
-		v := f.ControlPlaneCPUSeconds[name]
-		total += v
-		out = append(out, Metric{name + " CPU", v, "s"})
-	}
+	out, cp := processCPUMetrics("", f.ControlPlaneCPUSeconds)
+	total := cp + f.CPUSeconds + f.BenchCPUSeconds
 	return append(out,
 		Metric{"bench client CPU", f.BenchCPUSeconds, "s"},
 		Metric{"cores busy (all processes / wall time)", total / f.WallSeconds, "cores"})
