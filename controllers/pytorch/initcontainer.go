@@ -3,6 +3,7 @@ package pytorch
 import (
 	"bytes"
 	"fmt"
+	"sync"
 	"text/template"
 
 	corev1 "k8s.io/api/core/v1"
@@ -37,7 +38,18 @@ type initContainerData struct {
 
 type initContainerRenderer struct {
 	tmpl *template.Template
+
+	// rendered memoizes render by its input: all workers of a job get the
+	// same init containers, and in make bench's CPU profile of a 500-job
+	// burst, executing the template and decoding its YAML for every worker
+	// took 6.7% of the operator.
+	mu       sync.Mutex
+	rendered map[initContainerData][]corev1.Container
 }
+
+// maxRendered bounds the memo; it is cleared when full (entries are cheap
+// to rebuild, and a job's workers are built together).
+const maxRendered = 256
 
 // newInitContainerRenderer parses the template; text/template (not
 // html/template as in v1) so shell quoting is never HTML-escaped.
@@ -49,10 +61,34 @@ func newInitContainerRenderer(text string) (*initContainerRenderer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("parsing PyTorch init container template: %w", err)
 	}
-	return &initContainerRenderer{tmpl: t}, nil
+	return &initContainerRenderer{tmpl: t, rendered: map[initContainerData][]corev1.Container{}}, nil
 }
 
+// render returns the init containers for d; the caller owns the result.
 func (r *initContainerRenderer) render(d initContainerData) ([]corev1.Container, error) {
+	r.mu.Lock()
+	cs, ok := r.rendered[d]
+	r.mu.Unlock()
+	if !ok {
+		var err error
+		if cs, err = r.execute(d); err != nil {
+			return nil, err
+		}
+		r.mu.Lock()
+		if len(r.rendered) >= maxRendered {
+			clear(r.rendered)
+		}
+		r.rendered[d] = cs
+		r.mu.Unlock()
+	}
+	out := make([]corev1.Container, len(cs))
+	for i := range cs {
+		cs[i].DeepCopyInto(&out[i])
+	}
+	return out, nil
+}
+
+func (r *initContainerRenderer) execute(d initContainerData) ([]corev1.Container, error) {
 	var buf bytes.Buffer
 	if err := r.tmpl.Execute(&buf, d); err != nil {
 		return nil, fmt.Errorf("rendering PyTorch init container template: %w", err)

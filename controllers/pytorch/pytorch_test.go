@@ -140,6 +140,38 @@ func TestCustomInitContainerTemplate(t *testing.T) {
 	}
 }
 
+func TestInitContainerRenderIsMemoizedAndOwnedByTheCaller(t *testing.T) {
+	fw, err := New(Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := initContainerData{MasterAddr: "j-master-0", MasterPort: 23456, InitContainerImage: "img", MaxTries: 3}
+	first, err := fw.init.render(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := fw.init.execute(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first[0].Command[2] = "changed by the caller"
+	first[0].Resources.Limits[corev1.ResourceCPU] = resource.MustParse("9")
+	second, err := fw.init.render(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(want, second); diff != "" {
+		t.Errorf("memoized render changed by a caller's edit (-want +got):\n%s", diff)
+	}
+	other, err := fw.init.render(initContainerData{MasterAddr: "k-master-0", MasterPort: 23456, InitContainerImage: "img", MaxTries: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(other[0].Command[2], "nslookup k-master-0") {
+		t.Errorf("another job's init container = %q, want its own master", other[0].Command[2])
+	}
+}
+
 func TestEvaluate(t *testing.T) {
 	fw, _ := New(Options{})
 	st := func(active, succeeded int32) *kubeflowv1.ReplicaStatus {

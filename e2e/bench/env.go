@@ -29,7 +29,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kubeflowv1 "github.com/seed-d8a409e9/training-operator/apis/kubeflow.org/v1"
@@ -100,7 +99,8 @@ func setupEnv(ctx context.Context, o options, bin, dir string) (*env, func(), er
 		return fail(err)
 	}
 	cleanups = append(cleanups, rawProxy.Close)
-	rawCfg := &rest.Config{Host: rawProxy.URL(), QPS: cfg.QPS, Burst: cfg.Burst}
+	rawCfg := rawProxy.RESTConfig()
+	rawCfg.QPS, rawCfg.Burst = cfg.QPS, cfg.Burst
 	if e.rawClient, err = client.New(rawCfg, client.Options{Scheme: util.Scheme()}); err != nil {
 		return fail(err)
 	}
@@ -109,7 +109,7 @@ func setupEnv(ctx context.Context, o options, bin, dir string) (*env, func(), er
 	if o.heapProfile {
 		args += " --pprof-bind-address={pprof}"
 	}
-	if e.operator, err = startOperator(ctx, bin, args, dir, e.proxy.URL()); err != nil {
+	if e.operator, err = startOperator(ctx, bin, args, dir, e.proxy.URL(), e.proxy.CAData()); err != nil {
 		return fail(err)
 	}
 	cleanups = append(cleanups, e.operator.Stop)

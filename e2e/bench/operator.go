@@ -57,13 +57,13 @@ type operator struct {
 // --leader-elect=false, then extraArgs with the placeholders {kubeconfig},
 // {metrics}, {health}, {webhook-port}, {config}, {dir} and {pprof} expanded. It
 // returns once /readyz answers 200.
-func startOperator(ctx context.Context, bin, extraArgs, dir, apiURL string) (*operator, error) {
+func startOperator(ctx context.Context, bin, extraArgs, dir, apiURL string, caData []byte) (*operator, error) {
 	ports, err := freePorts(4)
 	if err != nil {
 		return nil, err
 	}
 	kubeconfig := filepath.Join(dir, "operator.kubeconfig")
-	if err := writeKubeconfig(kubeconfig, apiURL); err != nil {
+	if err := writeKubeconfig(kubeconfig, apiURL, caData); err != nil {
 		return nil, err
 	}
 	cfgPath := filepath.Join(dir, "operator-config.yaml")
@@ -116,9 +116,9 @@ webhook:
 `, webhookPort, certDir, webhookPort)
 }
 
-func writeKubeconfig(path, server string) error {
+func writeKubeconfig(path, server string, caData []byte) error {
 	kc := clientcmdapi.NewConfig()
-	kc.Clusters["bench"] = &clientcmdapi.Cluster{Server: server}
+	kc.Clusters["bench"] = &clientcmdapi.Cluster{Server: server, CertificateAuthorityData: caData}
 	kc.AuthInfos["operator"] = &clientcmdapi.AuthInfo{}
 	kc.Contexts["bench"] = &clientcmdapi.Context{Cluster: "bench", AuthInfo: "operator", Namespace: "default"}
 	kc.CurrentContext = "bench"
