@@ -1,6 +1,7 @@
 package pytorch
 
 import (
+	"strconv"
 	"strings"
 	"testing"
 
@@ -229,3 +230,25 @@ func TestDesiredHPA(t *testing.T) {
 }
 
 func mustQ(s string) resource.Quantity { return resource.MustParse(s) }
+
+// BenchmarkBuildWorkerPods builds the three worker pods of a new 1+3 job, as
+// its first reconcile does (go test -bench BuildWorkerPods ./controllers/pytorch).
+func BenchmarkBuildWorkerPods(b *testing.B) {
+	fw, err := New(Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	job := defaulted(testjobs.MakePyTorchJob("j", "ns").UID("u").Master(1).Workers(3))
+	spec := job.Spec.PyTorchReplicaSpecs["Worker"]
+	b.ReportAllocs()
+	n := 0
+	for b.Loop() {
+		n++
+		job.Name = "j" + strconv.Itoa(n) // a new job: its master address is new
+		for i := range 3 {
+			if _, _, err := engine.BuildPod(fw, job, "Worker", i, spec); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+}
