@@ -7,6 +7,7 @@
 #   hack/bench.sh --operator /path/to/other-manager --operator-args '--config={config}'
 #   hack/bench.sh --compare bin/manager /path/to/other-manager
 #   hack/bench.sh --scenarios burst,steady
+#   hack/bench.sh --full --scenarios raw-client-500,burst-500 --repeat 3   # median of 3 pairs
 # Results: _output/bench/<timestamp>/{report.md,report.json,run-*/operator.log}.
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -74,6 +74,8 @@ type options struct {
 	heapProfile  bool
 	outDir       string
 	only         map[string]bool
+	// repeat runs each raw/operator pair this many times, interleaved.
+	repeat int
 }
 
 // scenario is one measurement; run fills res.Jobs, res.Pods and
@@ -82,6 +84,15 @@ type options struct {
 type scenario struct {
 	name string
 	run  func(ctx context.Context, e *env, res *Result) error
+}
+
+// repetition names the r-th run of s: "burst-500", "burst-500-r2", ... (the
+// name is also the scenario's namespace).
+func (s scenario) repetition(r int) scenario {
+	if r > 1 {
+		s.name += fmt.Sprintf("-r%d", r)
+	}
+	return s
 }
 
 func main() {
@@ -116,9 +127,15 @@ func parseFlags() (options, error) {
 			"placeholders {kubeconfig} {metrics} {health} {webhook-port} {config} {dir}")
 	flag.BoolVar(&o.heapProfile, "heap-profile", false,
 		"pass --pprof-bind-address={pprof} to the operator and save its heap profile after each scenario as <scenario>.heap.pb.gz (go tool pprof -top)")
+	flag.IntVar(&o.repeat, "repeat", 1,
+		"run each raw-client/operator pair (bursts, big job) this many times, interleaved, and add the median ratio to the targets: "+
+			"the raw limit alone moves by ±15% between runs")
 	flag.StringVar(&o.outDir, "out", filepath.Join(util.RepoRoot(), "_output", "bench"), "results directory (a timestamped subdirectory is created)")
 	flag.Parse()
 
+	if o.repeat < 1 {
+		return o, errors.New("--repeat must be at least 1")
+	}
 	if *full && *quick {
 		return o, errors.New("--full and --quick are exclusive")
 	}
@@ -162,15 +179,21 @@ func parseFlags() (options, error) {
 // in the same state (etcd history, compaction, the scheduler's and garbage
 // collector's caches): with all raw scenarios first, the later operator
 // scenarios paid for the cluster's age. Every scenario's namespace is
-// cleared before the next one starts.
+// cleared before the next one starts. With --repeat, the pairs repeat in
+// turn; repetition r > 1 carries the suffix "-r<r>" (see repetition).
 func (o options) scenarios() []scenario {
 	sz := o.sizes
 	var list []scenario
-	for _, n := range sz.burst {
-		list = append(list, raw(n, 4), burst(n))
+	pairs := func(a, b scenario) {
+		for r := 1; r <= o.repeat; r++ {
+			list = append(list, a.repetition(r), b.repetition(r))
+		}
 	}
-	list = append(list, raw(1, sz.bigJobWorkers+1), bigJob(sz.bigJobWorkers), steady(sz.steadyRate, sz.steadyFor),
-		requestCost(sz.burst[len(sz.burst)-1]))
+	for _, n := range sz.burst {
+		pairs(raw(n, 4), burst(n))
+	}
+	pairs(raw(1, sz.bigJobWorkers+1), bigJob(sz.bigJobWorkers))
+	list = append(list, steady(sz.steadyRate, sz.steadyFor), requestCost(sz.burst[len(sz.burst)-1]))
 	if sz.retainedJobs > 0 {
 		list = append(list, retained(sz.retainedJobs))
 	}

@@ -19,6 +19,7 @@ package main
 import (
 	"math"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -229,5 +230,40 @@ func TestTargets(t *testing.T) {
 	}
 	if md := targetsMarkdown(targets(run)); !strings.Contains(md, "| burst-500: API requests / job | 14.00 | <= 10 | no |") {
 		t.Errorf("markdown:\n%s", md)
+	}
+}
+
+// Each repetition is judged against the raw client of the same repetition,
+// and the median of the repetitions is added.
+func TestTargetsOfRepetitions(t *testing.T) {
+	m := func(name string, v float64) Metric { return Metric{Name: name, Value: v, Unit: "s"} }
+	pair := func(suffix string, raw, ours float64) []*Result {
+		return []*Result{
+			{Scenario: "raw-client-500x4" + suffix, Metrics: []Metric{m("all pods created", raw)}},
+			{Scenario: "burst-500" + suffix, Metrics: []Metric{m("all pods created", ours)}},
+		}
+	}
+	run := &Run{Results: slices.Concat(pair("", 40, 50), pair("-r2", 60, 50), pair("-r3", 45, 60))}
+	want := []Target{
+		{Figure: "burst-500: pod creation rate vs raw-client-500x4 (50.0 s vs 40.0 s)", Value: 0.8, Goal: ">= 0.80", Met: true},
+		{Figure: "burst-500-r2: pod creation rate vs raw-client-500x4-r2 (50.0 s vs 60.0 s)", Value: 1.2, Goal: ">= 0.80", Met: true},
+		{Figure: "burst-500-r3: pod creation rate vs raw-client-500x4-r3 (60.0 s vs 45.0 s)", Value: 0.75, Goal: ">= 0.80"},
+		{Figure: "burst-500: median of 3 repetitions (0.80, 1.20, 0.75)", Value: 0.8, Goal: ">= 0.80", Met: true},
+	}
+	if diff := cmp.Diff(want, targets(run), cmpopts.EquateApprox(0, 1e-9)); diff != "" {
+		t.Errorf("targets (-want +got):\n%s", diff)
+	}
+}
+
+func TestRepeatedScenarioOrder(t *testing.T) {
+	o := options{sizes: quickSizes, repeat: 2, only: map[string]bool{"raw": true, "burst": true, "bigjob": true}}
+	var names []string
+	for _, s := range o.scenarios() {
+		names = append(names, s.name)
+	}
+	want := []string{"raw-client-50x4", "burst-50", "raw-client-50x4-r2", "burst-50-r2",
+		"raw-client-1x200", "bigjob-200", "raw-client-1x200-r2", "bigjob-200-r2"}
+	if diff := cmp.Diff(want, names); diff != "" {
+		t.Errorf("scenario order (-want +got):\n%s", diff)
 	}
 }
