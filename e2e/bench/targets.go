@@ -41,14 +41,22 @@ func targets(run *Run) []Target {
 		byName[res.Scenario] = res
 	}
 	var out []Target
-	ratios := map[string][]Target{} // per base scenario, in run order
-	var bases []string
-	ratio := func(base string, t Target) {
+	// Each ratio target's repetitions, per base scenario in run order.
+	type series struct {
+		base string
+		ts   []Target
+		met  func(float64) bool
+	}
+	var all []*series
+	ratio := func(base string, t Target, met func(float64) bool) {
 		out = append(out, t)
-		if len(ratios[base]) == 0 {
-			bases = append(bases, base)
+		for _, s := range all {
+			if s.base == base {
+				s.ts = append(s.ts, t)
+				return
+			}
 		}
-		ratios[base] = append(ratios[base], t)
+		all = append(all, &series{base: base, ts: []Target{t}, met: met})
 	}
 	for _, res := range run.Results {
 		if res.Error != "" {
@@ -60,7 +68,7 @@ func targets(run *Run) []Target {
 			// Rate over the same pods: the raw client's time / ours.
 			if t, ok := vsRaw(res, byName[fmt.Sprintf("raw-client-%dx4", n)+strings.TrimPrefix(res.Scenario, base)], "all pods created",
 				"pod creation rate", true, ">= 0.80", atLeast80); ok {
-				ratio(base, t)
+				ratio(base, t, atLeast80)
 			}
 			if a := res.API; a != nil && res.Jobs > 0 {
 				perJob := float64(a.Total) / float64(res.Jobs)
@@ -73,7 +81,7 @@ func targets(run *Run) []Target {
 			base := fmt.Sprintf("bigjob-%d", n)
 			if t, ok := vsRaw(res, byName[fmt.Sprintf("raw-client-1x%d", n)+strings.TrimPrefix(res.Scenario, base)], "all pods and services created",
 				"pods and services created, time", false, "<= 1.25", atMost125); ok {
-				ratio(base, t)
+				ratio(base, t, atMost125)
 			}
 		}
 		if strings.HasPrefix(res.Scenario, "retained-") {
@@ -81,9 +89,9 @@ func targets(run *Run) []Target {
 			out = append(out, Target{Figure: res.Scenario + ": operator peak RSS (MiB)", Value: rss, Goal: "< 300", Met: rss > 0 && rss < 300})
 		}
 	}
-	for _, base := range bases {
-		if ts := ratios[base]; len(ts) > 1 {
-			out = append(out, median(base, ts))
+	for _, s := range all {
+		if len(s.ts) > 1 {
+			out = append(out, median(s.base, s.ts, s.met))
 		}
 	}
 	return out
@@ -93,7 +101,7 @@ func atLeast80(r float64) bool { return r >= 0.80 }
 func atMost125(r float64) bool { return r <= 1.25 }
 
 // median summarises the repetitions of one ratio target.
-func median(base string, ts []Target) Target {
+func median(base string, ts []Target, met func(float64) bool) Target {
 	vals := make([]float64, len(ts))
 	for i, t := range ts {
 		vals[i] = t.Value
@@ -106,10 +114,6 @@ func median(base string, ts []Target) Target {
 	m := vals[len(vals)/2]
 	if len(vals)%2 == 0 {
 		m = (vals[len(vals)/2-1] + vals[len(vals)/2]) / 2
-	}
-	met := atLeast80
-	if strings.HasPrefix(base, "bigjob-") {
-		met = atMost125
 	}
 	return Target{
 		Figure: fmt.Sprintf("%s: median of %d repetitions (%s)", base, len(ts), strings.Join(shown, ", ")),
