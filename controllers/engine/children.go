@@ -162,13 +162,18 @@ type children struct {
 	// strays are children whose type or index the spec no longer has.
 	strayPods     []*corev1.Pod
 	strayServices []*corev1.Service
-	allPods       []*corev1.Pod
-	allServices   []*corev1.Service
+	// unindexed are children found by name that lack the replica-index
+	// label (v1's MPI launcher): adopted, they get it.
+	unindexed   []client.Object
+	allPods     []*corev1.Pod
+	allServices []*corev1.Service
 }
 
 // bucketChildren sorts pods and Services by replica type and index. Types are
 // matched case-insensitively against the spec, as the labels are lower case.
-func bucketChildren(specs map[kubeflowv1.ReplicaType]*kubeflowv1.ReplicaSpec, pods []*corev1.Pod, svcs []*corev1.Service) children {
+// A child without a replica-index label takes index 0 when it bears that
+// index's name (nameOf), as v1's MPI launcher does; nameOf may be nil.
+func bucketChildren(specs map[kubeflowv1.ReplicaType]*kubeflowv1.ReplicaSpec, pods []*corev1.Pod, svcs []*corev1.Service, nameOf func(kubeflowv1.ReplicaType, int) string) children {
 	byLower := map[string]kubeflowv1.ReplicaType{}
 	for rt := range specs {
 		byLower[strings.ToLower(string(rt))] = rt
@@ -182,10 +187,17 @@ func bucketChildren(specs map[kubeflowv1.ReplicaType]*kubeflowv1.ReplicaSpec, po
 		ch.services[rt] = map[int]*corev1.Service{}
 	}
 	sort.Slice(pods, func(i, j int) bool { return pods[i].CreationTimestamp.Before(&pods[j].CreationTimestamp) })
+	index := func(rt kubeflowv1.ReplicaType, o client.Object) int {
+		if _, labelled := o.GetLabels()[kubeflowv1.ReplicaIndexLabel]; labelled || nameOf == nil || o.GetName() != nameOf(rt, 0) {
+			return replicaIndex(o)
+		}
+		ch.unindexed = append(ch.unindexed, o)
+		return 0
+	}
 	for _, p := range pods {
 		ch.allPods = append(ch.allPods, p)
 		rt, ok := byLower[p.Labels[kubeflowv1.ReplicaTypeLabel]]
-		idx := replicaIndex(p)
+		idx := index(rt, p)
 		if !ok || idx < 0 || idx >= int(replicasOf(specs[rt])) {
 			ch.strayPods = append(ch.strayPods, p)
 			continue
@@ -195,7 +207,7 @@ func bucketChildren(specs map[kubeflowv1.ReplicaType]*kubeflowv1.ReplicaSpec, po
 	for _, s := range svcs {
 		ch.allServices = append(ch.allServices, s)
 		rt, ok := byLower[s.Labels[kubeflowv1.ReplicaTypeLabel]]
-		idx := replicaIndex(s)
+		idx := index(rt, s)
 		if !ok || idx < 0 || idx >= int(replicasOf(specs[rt])) {
 			ch.strayServices = append(ch.strayServices, s)
 			continue

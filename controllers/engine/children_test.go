@@ -102,7 +102,7 @@ func TestBucketChildren(t *testing.T) {
 		pod("j-master-0", "master", "0"), pod("j-worker-0", "worker", "0"), pod("j-worker-1", "worker", "1"),
 		pod("j-worker-2", "worker", "2"), pod("j-evaluator-0", "evaluator", "0"), pod("bad", "worker", "x"),
 	}
-	ch := bucketChildren(specs, pods, nil)
+	ch := bucketChildren(specs, pods, nil, nil)
 	var gotStray []string
 	for _, p := range ch.strayPods {
 		gotStray = append(gotStray, p.Name)
@@ -112,6 +112,30 @@ func TestBucketChildren(t *testing.T) {
 	}
 	if len(ch.pods["Worker"]) != 2 || ch.pods["Master"][0].Name != "j-master-0" {
 		t.Errorf("buckets = %v", ch.pods)
+	}
+}
+
+// v1's MPI launcher pod carries no replica-index label: it is index 0 by
+// its name, and marked for adoption, not deleted as a stray.
+func TestBucketChildrenUnindexedByName(t *testing.T) {
+	specs := testjobs.MakePyTorchJob("j", "ns").Master(1).Workers(1).Obj().Spec.PyTorchReplicaSpecs
+	nameOf := func(rt kubeflowv1.ReplicaType, i int) string {
+		if rt == "Master" {
+			return "j-launcher"
+		}
+		return ReplicaName("j", rt, i)
+	}
+	launcher := testjobs.MakePod("j-launcher", "ns").Label(kubeflowv1.ReplicaTypeLabel, "master").Obj()
+	other := testjobs.MakePod("j-other", "ns").Label(kubeflowv1.ReplicaTypeLabel, "master").Obj()
+	ch := bucketChildren(specs, []*corev1.Pod{launcher, other}, nil, nameOf)
+	if got := ch.pods["Master"][0]; got == nil || got.Name != "j-launcher" {
+		t.Errorf("master bucket = %v, want j-launcher at index 0", ch.pods["Master"])
+	}
+	if len(ch.unindexed) != 1 || ch.unindexed[0].GetName() != "j-launcher" {
+		t.Errorf("unindexed = %v, want j-launcher", ch.unindexed)
+	}
+	if len(ch.strayPods) != 1 || ch.strayPods[0].Name != "j-other" {
+		t.Errorf("strays = %v, want only j-other (no index, not a replica's name)", ch.strayPods)
 	}
 }
 

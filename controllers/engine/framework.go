@@ -65,16 +65,6 @@ type Verdict struct {
 	SucceededMessage string
 }
 
-// ChildReconciler is an optional capability for frameworks that own extra
-// children (an HPA, a ConfigMap, ...). The engine calls it with active=true
-// on every reconcile of a running job, and with active=false when the job is
-// suspended or finished, to tear them down.
-type ChildReconciler interface {
-	// OwnedTypes are the child types to watch (enqueued to their controller owner).
-	OwnedTypes() []client.Object
-	ReconcileChildren(ctx context.Context, c client.Client, job client.Object, active bool) error
-}
-
 // ServiceLess is an optional capability for frameworks whose replicas need no
 // per-replica headless Service.
 type ServiceLess interface {

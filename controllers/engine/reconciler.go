@@ -5,10 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	jsonpatch "github.com/evanphx/json-patch/v5"
-	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -99,13 +99,8 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Watches(&corev1.Pod{}, owner, builder.WithPredicates(r.goneFromCache("pod/"))).
 		Watches(&corev1.Service{}, owner, builder.WithPredicates(r.goneFromCache("svc/"))).
 		WithOptions(controller.Options{MaxConcurrentReconciles: r.opts.MaxConcurrentReconciles})
-	if _, ok := r.fw.(Autoscaled); ok {
-		b = b.Watches(&autoscalingv2.HorizontalPodAutoscaler{}, owner)
-	}
-	if cr, ok := r.fw.(ChildReconciler); ok {
-		for _, t := range cr.OwnedTypes() {
-			b = b.Watches(t, owner)
-		}
+	for _, t := range extraTypes(r.fw) {
+		b = b.Watches(t.Object, owner, builder.WithPredicates(r.goneFromCache(strings.ToLower(kindOf(t.Object))+"/")))
 	}
 	c, err := b.Build(r)
 	if err != nil || r.opts.OnController == nil {
@@ -325,7 +320,7 @@ func (r *Reconciler) reconcile(ctx context.Context, job client.Object, p *plan) 
 	if err != nil {
 		return err
 	}
-	ch := bucketChildren(specs, pods, svcs)
+	ch := bucketChildren(specs, pods, svcs, func(rt kubeflowv1.ReplicaType, i int) string { return childName(r.fw, job, rt, i) })
 	st.CountedPods = stillPresent(st.CountedPods, pods)
 
 	if IsFinished(st) {
@@ -391,8 +386,14 @@ func (r *Reconciler) reconcile(ctx context.Context, job client.Object, p *plan) 
 	// A conflict on a framework child (someone else, or our own write the
 	// cache has not shown yet, changed it) is retried, but must not hold back
 	// the job's pods: the child exists, and a deleted pod waits for nobody.
-	extraErr := r.reconcileExtraChildren(ctx, job, true)
+	extraConflicts, extraErr := r.reconcileExtraChildren(ctx, job, ch.allPods, true)
 	if extraErr != nil && !apierrors.IsConflict(extraErr) {
+		return extraErr
+	}
+	if len(extraConflicts) > 0 {
+		// Never wire pods to a name someone else holds (a launcher would run
+		// with a foreign ServiceAccount): wait until it is free.
+		r.recordConflicts(job, p, extraConflicts, now)
 		return extraErr
 	}
 	gang := r.gang(job)
@@ -439,17 +440,6 @@ func (r *Reconciler) reconcile(ctx context.Context, job client.Object, p *plan) 
 		}
 	}
 	return extraErr
-}
-
-// reconcileExtraChildren runs the autoscaler and the framework's own children.
-func (r *Reconciler) reconcileExtraChildren(ctx context.Context, job client.Object, active bool) error {
-	if err := r.reconcileAutoscaler(ctx, job, active); err != nil {
-		return err
-	}
-	if cr, ok := r.fw.(ChildReconciler); ok {
-		return cr.ReconcileChildren(ctx, r.client, job, active)
-	}
-	return nil
 }
 
 // stillPresent keeps the counted pod UIDs whose pods the cache still holds
@@ -554,7 +544,7 @@ func (r *Reconciler) finish(ctx context.Context, job client.Object, ch children,
 			return err
 		}
 	}
-	if err := r.reconcileExtraChildren(ctx, job, false); err != nil {
+	if _, err := r.reconcileExtraChildren(ctx, job, nil, false); err != nil {
 		return err
 	}
 	return r.expireTTL(ctx, job, p)
@@ -573,7 +563,7 @@ func (r *Reconciler) suspend(ctx context.Context, job client.Object, ch children
 			return err
 		}
 	}
-	if err := r.reconcileExtraChildren(ctx, job, false); err != nil {
+	if _, err := r.reconcileExtraChildren(ctx, job, nil, false); err != nil {
 		return err
 	}
 	for _, rs := range st.ReplicaStatuses {

@@ -80,6 +80,12 @@ func (r *Reconciler) syncReplicas(ctx context.Context, job client.Object, ch chi
 	if oc, ok := r.fw.(OrderedCreation); ok {
 		ordered = oc.CreateInOrder()
 	}
+	// v1's MPI launcher has no replica-index label; it is found by name.
+	for _, o := range ch.unindexed {
+		if err := r.adopt(ctx, o, map[string]string{kubeflowv1.ReplicaIndexLabel: "0"}); err != nil {
+			return fmt.Errorf("adopting %s: %w", o.GetName(), err)
+		}
+	}
 	var conflicts []string
 	var created createdChildren
 	// One event per kind of child per pass, not one per object: a 1000-worker
@@ -246,14 +252,22 @@ func (r *Reconciler) createChildren(ctx context.Context, job client.Object, objs
 			created.add(obj)
 		case apierrors.IsAlreadyExists(err):
 			// The cache lags, or the name belongs to someone else: ask the API.
-			existing := obj.DeepCopyObject().(client.Object)
+			existing := emptyLike(obj)
 			if gerr := r.apiReader.Get(ctx, client.ObjectKeyFromObject(obj), existing); gerr != nil {
 				return
 			}
 			if ref := metav1.GetControllerOf(existing); ref != nil && ref.UID == job.GetUID() {
 				// Ours: either the cache lags our create, or it is the previous
-				// incarnation still terminating; its deletion event brings us back.
+				// incarnation still terminating (its deletion event brings us
+				// back), or it was made without the labels our cache selects
+				// on, and adopting it lets the cache see it.
 				if existing.GetDeletionTimestamp() == nil {
+					if err := r.adopt(ctx, existing, obj.GetLabels()); err != nil {
+						mu.Lock()
+						errs = append(errs, fmt.Errorf("adopting %s %s: %w", lower(what), obj.GetName(), err))
+						mu.Unlock()
+						return
+					}
 					r.inflight.markCreated(job.GetUID(), prefix+obj.GetName(), r.clock.Now())
 				}
 				return
@@ -402,4 +416,15 @@ func (r *Reconciler) deleteChildren(ctx context.Context, job client.Object, objs
 		return err
 	}
 	return nil
+}
+
+// adopt adds the labels want to a child the job controls that lacks some of
+// them (made by v1), so the label-filtered cache holds it from then on and
+// it is bucketed like the children we make.
+func (r *Reconciler) adopt(ctx context.Context, obj client.Object, want map[string]string) error {
+	updated := obj.DeepCopyObject().(client.Object)
+	if !addLabels(updated, want) {
+		return nil
+	}
+	return client.IgnoreNotFound(r.client.Patch(ctx, updated, client.MergeFrom(obj)))
 }

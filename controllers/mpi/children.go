@@ -1,19 +1,13 @@
 package mpi
 
 import (
-	"context"
 	"fmt"
 	"sort"
 	"strings"
-	"sync"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
-	"k8s.io/apimachinery/pkg/api/equality"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -21,44 +15,33 @@ import (
 	"github.com/seed-d8a409e9/training-operator/controllers/engine"
 )
 
-// OwnedTypes implements engine.ChildReconciler: the launcher's ConfigMap,
-// ServiceAccount, Role and RoleBinding are watched, so drift is repaired.
-func (*Framework) OwnedTypes() []client.Object {
-	return []client.Object{&corev1.ConfigMap{}, &corev1.ServiceAccount{}, &rbacv1.Role{}, &rbacv1.RoleBinding{}}
-}
-
-// ConflictError reports a child name held by an object this job does not control.
-// The job is never wired to such an object: it waits until the name is free.
-type ConflictError struct {
-	Kind, Namespace, Name, Job string
-}
-
-func (e *ConflictError) Error() string {
-	return fmt.Sprintf("%s %s/%s already exists and is not controlled by MPIJob %s; delete it or rename the job",
-		e.Kind, e.Namespace, e.Name, e.Job)
-}
-
-// ReconcileChildren implements engine.ChildReconciler. While the job is
-// active it creates, or repairs, the launcher's ServiceAccount, Role and
-// RoleBinding and the ConfigMap <job>-config; the engine calls it before it
-// creates pods. A suspended or finished job keeps them, as in v1: they hold
-// no resources and go with the job by garbage collection.
-func (f *Framework) ReconcileChildren(ctx context.Context, c client.Client, obj client.Object, active bool) error {
-	if !active {
-		return nil
+// ExtraTypes implements engine.ExtraChildren: the launcher's ConfigMap,
+// ServiceAccount, Role and RoleBinding are watched, so drift is repaired. A
+// suspended or finished job keeps them, as in v1: they hold no resources
+// and go with the job by garbage collection.
+func (*Framework) ExtraTypes() []engine.ExtraType {
+	return []engine.ExtraType{
+		{Object: &corev1.ConfigMap{}, KeepWhenInactive: true},
+		{Object: &corev1.ServiceAccount{}, KeepWhenInactive: true},
+		{Object: &rbacv1.Role{}, KeepWhenInactive: true},
+		{Object: &rbacv1.RoleBinding{}, KeepWhenInactive: true},
 	}
+}
+
+// DesiredChildren implements engine.ExtraChildren: the launcher's
+// ServiceAccount, Role and RoleBinding and the ConfigMap <job>-config,
+// which the engine makes before it creates pods. <job>-launcher must be
+// the job's; a ServiceAccount the user named in the launcher template is
+// used as it is, and created (owned by the job) when missing, as v1 does.
+func (*Framework) DesiredChildren(obj client.Object, pods []*corev1.Pod) []engine.DesiredChild {
 	j := job(obj)
 	sa := launcherServiceAccountName(j)
-	if err := f.reconcileServiceAccount(ctx, c, j, sa); err != nil {
-		return err
+	return []engine.DesiredChild{
+		{Object: desiredServiceAccount(j, sa), UseExisting: sa != launcherName(j.Name)},
+		{Object: desiredRole(j)},
+		{Object: desiredRoleBinding(j, sa)},
+		{Object: desiredConfigMap(j, runningWorkers(j, pods))},
 	}
-	if err := f.reconcileRole(ctx, c, j); err != nil {
-		return err
-	}
-	if err := f.reconcileRoleBinding(ctx, c, j, sa); err != nil {
-		return err
-	}
-	return f.reconcileConfigMap(ctx, c, j)
 }
 
 // launcherServiceAccountName is the launcher template's ServiceAccount, else <job>-launcher.
@@ -211,183 +194,14 @@ func desiredServiceAccount(j *kubeflowv1.MPIJob, name string) *corev1.ServiceAcc
 	return &corev1.ServiceAccount{ObjectMeta: childMeta(j, name)}
 }
 
-// reconcileServiceAccount makes sure the launcher's ServiceAccount exists.
-// <job>-launcher must be ours. A ServiceAccount the user named in the
-// launcher template is used as it is; v1 creates it (owned by the job) when
-// it does not exist yet, and so do we.
-func (f *Framework) reconcileServiceAccount(ctx context.Context, c client.Client, j *kubeflowv1.MPIJob, name string) error {
-	userNamed := name != launcherName(j.Name)
-	var existing corev1.ServiceAccount
-	_, err := f.getOrCreate(ctx, c, j, "ServiceAccount", desiredServiceAccount(j, name), &existing, !userNamed)
-	return err
-}
-
-// reconcileRole creates the launcher Role or updates its rules (the worker
-// names change when the job is scaled).
-func (f *Framework) reconcileRole(ctx context.Context, c client.Client, j *kubeflowv1.MPIJob) error {
-	desired := desiredRole(j)
-	var existing rbacv1.Role
-	found, err := f.getOrCreate(ctx, c, j, "Role", desired, &existing, true)
-	if err != nil || !found || equality.Semantic.DeepEqual(existing.Rules, desired.Rules) {
-		return err
-	}
-	updated := existing.DeepCopy()
-	updated.Rules = desired.Rules
-	return c.Update(ctx, updated)
-}
-
-// reconcileRoleBinding creates the RoleBinding or repairs it. Its roleRef is
-// immutable, so a binding to another role is replaced.
-func (f *Framework) reconcileRoleBinding(ctx context.Context, c client.Client, j *kubeflowv1.MPIJob, serviceAccount string) error {
-	desired := desiredRoleBinding(j, serviceAccount)
-	var existing rbacv1.RoleBinding
-	found, err := f.getOrCreate(ctx, c, j, "RoleBinding", desired, &existing, true)
-	if err != nil || !found {
-		return err
-	}
-	if existing.RoleRef != desired.RoleRef {
-		uid := existing.UID
-		return client.IgnoreNotFound(c.Delete(ctx, &existing, client.Preconditions{UID: &uid}))
-	}
-	if equality.Semantic.DeepEqual(existing.Subjects, desired.Subjects) {
-		return nil
-	}
-	updated := existing.DeepCopy()
-	updated.Subjects = desired.Subjects
-	return c.Update(ctx, updated)
-}
-
-// reconcileConfigMap creates <job>-config or patches its data, for example
-// when workers are scaled or become Running.
-func (f *Framework) reconcileConfigMap(ctx context.Context, c client.Client, j *kubeflowv1.MPIJob) error {
-	running, err := runningWorkers(ctx, c, j)
-	if err != nil {
-		return err
-	}
-	desired := desiredConfigMap(j, running)
-	var existing corev1.ConfigMap
-	found, err := f.getOrCreate(ctx, c, j, "ConfigMap", desired, &existing, true)
-	if err != nil || !found || equality.Semantic.DeepEqual(existing.Data, desired.Data) {
-		return err
-	}
-	// A merge patch without a resourceVersion: the data is ours alone, and an
-	// update from a cache that lags our own previous write would conflict and
-	// hold the job's pods back behind the retry backoff.
-	updated := existing.DeepCopy()
-	updated.Data = desired.Data
-	return c.Patch(ctx, updated, client.MergeFrom(&existing))
-}
-
-// runningWorkers are the names of the job's worker pods in phase Running,
-// read from the cache.
-func runningWorkers(ctx context.Context, c client.Client, j *kubeflowv1.MPIJob) ([]string, error) {
-	labels := engine.JobLabels(ControllerName, j.Name)
-	labels[kubeflowv1.ReplicaTypeLabel] = strings.ToLower(string(kubeflowv1.MPIJobReplicaTypeWorker))
-	var pods corev1.PodList
-	if err := c.List(ctx, &pods, client.InNamespace(j.Namespace), client.MatchingLabels(labels)); err != nil {
-		return nil, err
-	}
+// runningWorkers are the names of the job's worker pods in phase Running.
+func runningWorkers(j *kubeflowv1.MPIJob, pods []*corev1.Pod) []string {
+	worker := strings.ToLower(string(kubeflowv1.MPIJobReplicaTypeWorker))
 	var out []string
-	for i := range pods.Items {
-		p := &pods.Items[i]
-		if metav1.IsControlledBy(p, j) && p.Status.Phase == corev1.PodRunning {
+	for _, p := range pods {
+		if p.Labels[kubeflowv1.ReplicaTypeLabel] == worker && metav1.IsControlledBy(p, j) && p.Status.Phase == corev1.PodRunning {
 			out = append(out, p.Name)
 		}
 	}
-	return out, nil
-}
-
-// getOrCreate reads a child from the cache into existing, or creates desired.
-// found reports that existing holds the current object (and, when owned is
-// set, that the job controls it). A name held by an object the job does not
-// control is a ConflictError when owned is set; without owned (a
-// user-provided ServiceAccount) such an object is simply used.
-func (f *Framework) getOrCreate(ctx context.Context, c client.Client, j *kubeflowv1.MPIJob, kind string, desired, existing client.Object, owned bool) (found bool, err error) {
-	key := client.ObjectKeyFromObject(desired)
-	memo := kind + "/" + key.Name
-	err = c.Get(ctx, key, existing)
-	switch {
-	case err == nil:
-		f.created.observed(j.UID, memo)
-		if metav1.IsControlledBy(existing, j) {
-			return true, nil
-		}
-		if !owned {
-			return false, nil
-		}
-		return false, &ConflictError{Kind: kind, Namespace: key.Namespace, Name: key.Name, Job: j.Name}
-	case !apierrors.IsNotFound(err):
-		return false, err
-	}
-	if f.created.isCreating(j.UID, memo, time.Now()) {
-		return false, nil // created by us; the cache has not caught up yet
-	}
-	err = c.Create(ctx, desired)
-	switch {
-	case err == nil:
-		f.created.markCreated(j.UID, memo, time.Now())
-		return false, nil
-	case apierrors.IsAlreadyExists(err) && !owned:
-		// Someone else's (the cache only holds our labelled objects): use it,
-		// and do not ask the API again for a while.
-		f.created.markCreated(j.UID, memo, time.Now())
-		return false, nil
-	case apierrors.IsAlreadyExists(err):
-		// Not in our cache, so not labelled as ours: someone else's object.
-		return false, &ConflictError{Kind: kind, Namespace: key.Namespace, Name: key.Name, Job: j.Name}
-	}
-	return false, err
-}
-
-// createdTTL bounds how long a create is trusted over the cache.
-const createdTTL = 2 * time.Minute
-
-// createdChildren remembers creates the informer cache may not show yet, so
-// the next reconcile neither creates again nor mistakes its own object for a
-// foreign one.
-type createdChildren struct {
-	mu      sync.Mutex
-	entries map[types.UID]map[string]time.Time
-}
-
-func newCreatedChildren() *createdChildren {
-	return &createdChildren{entries: map[types.UID]map[string]time.Time{}}
-}
-
-func (m *createdChildren) markCreated(job types.UID, name string, now time.Time) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	// Drop stale entries (jobs deleted before the cache caught up).
-	for uid, names := range m.entries {
-		for n, t := range names {
-			if now.Sub(t) > createdTTL {
-				delete(names, n)
-			}
-		}
-		if len(names) == 0 {
-			delete(m.entries, uid)
-		}
-	}
-	if m.entries[job] == nil {
-		m.entries[job] = map[string]time.Time{}
-	}
-	m.entries[job][name] = now
-}
-
-func (m *createdChildren) isCreating(job types.UID, name string, now time.Time) bool {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	t, ok := m.entries[job][name]
-	return ok && now.Sub(t) <= createdTTL
-}
-
-func (m *createdChildren) observed(job types.UID, name string) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if names, ok := m.entries[job]; ok {
-		delete(names, name)
-		if len(names) == 0 {
-			delete(m.entries, job)
-		}
-	}
+	return out
 }

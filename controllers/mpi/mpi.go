@@ -53,14 +53,11 @@ type Options struct {
 // Framework is the MPIJob adapter.
 type Framework struct {
 	opts Options
-	// created remembers children this adapter created, so a lagging cache
-	// is not mistaken for a foreign object holding the name.
-	created *createdChildren
 }
 
 var (
 	_ engine.Framework       = (*Framework)(nil)
-	_ engine.ChildReconciler = (*Framework)(nil)
+	_ engine.ExtraChildren   = (*Framework)(nil)
 	_ engine.ServiceLess     = (*Framework)(nil)
 	_ engine.ReplicaNamer    = (*Framework)(nil)
 	_ engine.OrderedCreation = (*Framework)(nil)
@@ -71,7 +68,7 @@ func New(opts Options) *Framework {
 	if opts.KubectlDeliveryImage == "" {
 		opts.KubectlDeliveryImage = configv1alpha1.DefaultMPIKubectlDeliveryImage
 	}
-	return &Framework{opts: opts, created: newCreatedChildren()}
+	return &Framework{opts: opts}
 }
 
 func job(obj client.Object) *kubeflowv1.MPIJob { return obj.(*kubeflowv1.MPIJob) }
