@@ -48,6 +48,10 @@ var _ = Describe("Upgrade from v1 in place", Serial, func() {
 		} {
 			Expect(client.IgnoreNotFound(k8s.Delete(ctx, wh))).To(Succeed())
 		}
+		// The apiserver's admission sees the deletion through its own watch.
+		Eventually(ctx, func() error {
+			return k8s.Create(ctx, testjobs.MakePyTorchJob("webhook-probe", ns).Master(1).Obj(), client.DryRunAll)
+		}).Should(Succeed())
 
 		running := []client.Object{
 			testjobs.MakePyTorchJob("pt", ns).Master(1).Workers(1).Obj(),
