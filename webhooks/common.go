@@ -263,13 +263,15 @@ func validateManagedByUpdate(oldRP, newRP *kubeflowv1.RunPolicy) field.ErrorList
 	return field.ErrorList{field.Invalid(managedByPath, v, apimachineryvalidation.FieldImmutableErrorMsg)}
 }
 
-// validateElasticReplicas checks minReplicas <= maxReplicas when both are
-// set, and maxReplicas against MaxReplicas (the HPA scales up to it).
+// validateElasticReplicas checks the bounds the user set: minReplicas <=
+// maxReplicas when both are set, and each against MaxReplicas (the HPA
+// scales up to them). Defaulting does not store the unset ones, which
+// follow the other bound or Worker.replicas (already checked) when used.
 func validateElasticReplicas(p *field.Path, minR, maxR *int32) field.ErrorList {
 	if minR != nil && maxR != nil && *minR > *maxR {
 		return field.ErrorList{field.Invalid(p.Child("minReplicas"), *minR, "must be less than or equal to maxReplicas")}
 	}
-	return maxReplicas(maxR, p.Child("maxReplicas"))
+	return append(maxReplicas(minR, p.Child("minReplicas")), maxReplicas(maxR, p.Child("maxReplicas"))...)
 }
 
 // replicaRules are the replica-spec rules of one kind.
