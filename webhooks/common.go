@@ -74,12 +74,13 @@ func setupJobWebhook[T job](mgr ctrl.Manager, obj T, wh *jobWebhook[T]) error {
 }
 
 // mutatingWebhook is the defaulting webhook of a kind, wrapped so that an
-// object it cannot decode passes through unchanged (see decodableOnly).
+// object it cannot decode passes through unchanged (see decodableOnly) and
+// its patch writes no nulls (see withoutNulls).
 func mutatingWebhook[T job](scheme *runtime.Scheme, obj T, wh *jobWebhook[T]) *admission.Webhook {
 	return &admission.Webhook{Handler: &decodableOnly[T]{
 		decoder: admission.NewDecoder(scheme),
 		newObj:  func() T { return obj.DeepCopyObject().(T) },
-		next:    admission.WithDefaulter[T](scheme, wh).Handler,
+		next:    withoutNulls{next: admission.WithDefaulter[T](scheme, wh).Handler},
 	}}
 }
 
