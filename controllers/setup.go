@@ -70,7 +70,13 @@ func newPyTorch(cfg *configv1alpha1.Configuration) (engine.Framework, error) {
 			opts.InitContainerTemplate = string(b)
 		}
 	}
-	return pytorch.New(opts)
+	fw, err := pytorch.New(opts)
+	if err != nil {
+		// v1 fell back to its built-in template; a broken file stops the
+		// operator here instead, naming the file.
+		return nil, fmt.Errorf("init container template %s: %w", pic.TemplateFile, err)
+	}
+	return fw, nil
 }
 
 // Setup registers the job controller of every scheme enabled in cfg with mgr.

@@ -74,12 +74,13 @@ func setupJobWebhook[T job](mgr ctrl.Manager, obj T, wh *jobWebhook[T]) error {
 }
 
 // mutatingWebhook is the defaulting webhook of a kind, wrapped so that an
-// object it cannot decode passes through unchanged (see decodableOnly).
+// object it cannot decode passes through unchanged (see decodableOnly) and
+// its patch writes no nulls (see withoutNulls).
 func mutatingWebhook[T job](scheme *runtime.Scheme, obj T, wh *jobWebhook[T]) *admission.Webhook {
 	return &admission.Webhook{Handler: &decodableOnly[T]{
 		decoder: admission.NewDecoder(scheme),
 		newObj:  func() T { return obj.DeepCopyObject().(T) },
-		next:    admission.WithDefaulter[T](scheme, wh).Handler,
+		next:    withoutNulls{next: admission.WithDefaulter[T](scheme, wh).Handler},
 	}}
 }
 
@@ -263,13 +264,15 @@ func validateManagedByUpdate(oldRP, newRP *kubeflowv1.RunPolicy) field.ErrorList
 	return field.ErrorList{field.Invalid(managedByPath, v, apimachineryvalidation.FieldImmutableErrorMsg)}
 }
 
-// validateElasticReplicas checks minReplicas <= maxReplicas when both are
-// set, and maxReplicas against MaxReplicas (the HPA scales up to it).
+// validateElasticReplicas checks the bounds the user set: minReplicas <=
+// maxReplicas when both are set, and each against MaxReplicas (the HPA
+// scales up to them). Defaulting does not store the unset ones, which
+// follow the other bound or Worker.replicas (already checked) when used.
 func validateElasticReplicas(p *field.Path, minR, maxR *int32) field.ErrorList {
 	if minR != nil && maxR != nil && *minR > *maxR {
 		return field.ErrorList{field.Invalid(p.Child("minReplicas"), *minR, "must be less than or equal to maxReplicas")}
 	}
-	return maxReplicas(maxR, p.Child("maxReplicas"))
+	return append(maxReplicas(minR, p.Child("minReplicas")), maxReplicas(maxR, p.Child("maxReplicas"))...)
 }
 
 // replicaRules are the replica-spec rules of one kind.

@@ -68,6 +68,14 @@ func TestReplicaCap(t *testing.T) {
 				wantErrs: field.ErrorList{field.Invalid(field.NewPath("spec", "elasticPolicy", "maxReplicas"), int32(20000), "must be less than or equal to 10000")},
 			},
 			{
+				// Defaulting no longer copies minReplicas into maxReplicas.
+				name: "elastic minReplicas above the cap, maxReplicas unset",
+				job: pytorchJob("p", specs{worker: rs(1, ctr("pytorch"))}, func(j *kubeflowv1.PyTorchJob) {
+					j.Spec.ElasticPolicy = &kubeflowv1.ElasticPolicy{MinReplicas: ptr.To[int32](20000)}
+				}),
+				wantErrs: field.ErrorList{field.Invalid(field.NewPath("spec", "elasticPolicy", "minReplicas"), int32(20000), "must be less than or equal to 10000")},
+			},
+			{
 				// Admitted before the cap existed: other changes still go through.
 				name: "update of a job already above the cap",
 				old:  pytorchJob("p", specs{worker: rs(20000, ctr("pytorch"))}),

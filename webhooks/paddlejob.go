@@ -60,8 +60,8 @@ func validatePaddleJob(job *kubeflowv1.PaddleJob) (field.ErrorList, admission.Wa
 	spec := &job.Spec
 	errs := validateName(job.Name, lastChildNames(job.Name, spec.PaddleReplicaSpecs, func(rtype kubeflowv1.ReplicaType, rs *kubeflowv1.ReplicaSpec) int32 {
 		n := replicasOrDefault(rs, 1)
-		if ep := spec.ElasticPolicy; rtype == kubeflowv1.PaddleJobReplicaTypeWorker && ep != nil && ep.MaxReplicas != nil && *ep.MaxReplicas > n {
-			n = *ep.MaxReplicas
+		if _, maxR, ok := spec.ElasticReplicas(); rtype == kubeflowv1.PaddleJobReplicaTypeWorker && ok && maxR > n {
+			n = maxR
 		}
 		return n
 	}))

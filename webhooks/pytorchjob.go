@@ -74,8 +74,8 @@ func validatePyTorchJob(job *kubeflowv1.PyTorchJob) (field.ErrorList, admission.
 	var warnings admission.Warnings
 	errs := validateName(job.Name, lastChildNames(job.Name, spec.PyTorchReplicaSpecs, func(rtype kubeflowv1.ReplicaType, rs *kubeflowv1.ReplicaSpec) int32 {
 		n := replicasOrDefault(rs, 1)
-		if ep := spec.ElasticPolicy; rtype == kubeflowv1.PyTorchJobReplicaTypeWorker && ep != nil && ep.MaxReplicas != nil && *ep.MaxReplicas > n {
-			n = *ep.MaxReplicas
+		if _, maxR, ok := spec.ElasticReplicas(); rtype == kubeflowv1.PyTorchJobReplicaTypeWorker && ok && maxR > n {
+			n = maxR
 		}
 		return n
 	}))

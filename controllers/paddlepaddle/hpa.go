@@ -8,9 +8,11 @@ import (
 // Autoscaling implements engine.Autoscaled: v1 ignored Paddle's elastic
 // policy; here it gets the same HPA over Worker replicas as PyTorch.
 func (*Framework) Autoscaling(obj client.Object) (*int32, int32, []autoscalingv2.MetricSpec, bool) {
-	ep := job(obj).Spec.ElasticPolicy
-	if ep == nil || len(ep.Metrics) == 0 || ep.MaxReplicas == nil {
+	spec := &job(obj).Spec
+	// The effective bounds: unset ones follow Worker.replicas.
+	minR, maxR, ok := spec.ElasticReplicas()
+	if !ok || len(spec.ElasticPolicy.Metrics) == 0 {
 		return nil, 0, nil, false
 	}
-	return ep.MinReplicas, *ep.MaxReplicas, ep.Metrics, true
+	return &minR, maxR, spec.ElasticPolicy.Metrics, true
 }

@@ -230,3 +230,23 @@ func TestIdentity(t *testing.T) {
 		t.Errorf("identity (-want +got):\n%s", diff)
 	}
 }
+
+// The elastic bounds that the user left unset follow Worker.replicas after
+// a scale or an edit: defaulted as stored, scaled, defaulted again as the
+// reconciler does.
+func TestDesiredHPAFollowsWorkerReplicas(t *testing.T) {
+	job := defaulted(testjobs.MakePaddleJob("pd", "ns").Workers(2))
+	job.Spec.ElasticPolicy = &kubeflowv1.PaddleElasticPolicy{Metrics: []autoscalingv2.MetricSpec{testjobs.CPUMetric(80)}}
+	kubeflowv1.SetDefaults_PaddleJob(job)
+	job.Spec.PaddleReplicaSpecs["Worker"].Replicas = ptr.To[int32](5)
+	kubeflowv1.SetDefaults_PaddleJob(job)
+
+	h := engine.DesiredHPA(New(Options{}), job)
+	if h == nil {
+		t.Fatal("no HPA")
+	}
+	got := []int32{ptr.Deref(h.Spec.MinReplicas, -1), h.Spec.MaxReplicas}
+	if diff := cmp.Diff([]int32{5, 5}, got); diff != "" {
+		t.Errorf("HPA min/max (-want +got):\n%s", diff)
+	}
+}

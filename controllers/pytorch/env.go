@@ -100,11 +100,11 @@ func envVars(j *kubeflowv1.PyTorchJob, rt kubeflowv1.ReplicaType, index int) ([]
 	return env, nil
 }
 
-// nnodes is "<min>:<max>" for elastic jobs (defaulting sets both).
+// nnodes is "<min>:<max>" for elastic jobs, from the effective bounds so
+// that unset ones follow Worker.replicas.
 func nnodes(j *kubeflowv1.PyTorchJob) string {
-	ep := j.Spec.ElasticPolicy
-	if ep.MinReplicas != nil && ep.MaxReplicas != nil {
-		return fmt.Sprintf("%d:%d", *ep.MinReplicas, *ep.MaxReplicas)
+	if minR, maxR, ok := j.Spec.ElasticReplicas(); ok {
+		return fmt.Sprintf("%d:%d", minR, maxR)
 	}
 	return strconv.Itoa(int(replicas(j.Spec.PyTorchReplicaSpecs[kubeflowv1.PyTorchJobReplicaTypeWorker])))
 }

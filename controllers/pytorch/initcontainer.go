@@ -8,6 +8,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/yaml"
+
+	kubeflowv1 "github.com/seed-d8a409e9/training-operator/apis/kubeflow.org/v1"
 )
 
 // defaultInitContainerTemplate waits until the master's Service resolves and
@@ -52,7 +54,10 @@ type initContainerRenderer struct {
 const maxRendered = 256
 
 // newInitContainerRenderer parses the template; text/template (not
-// html/template as in v1) so shell quoting is never HTML-escaped.
+// html/template as in v1) so shell quoting is never HTML-escaped. It also
+// renders the template once with sample values: a template that cannot
+// produce containers is then an error at startup, not a failure of every
+// worker pod reported only in the log.
 func newInitContainerRenderer(text string) (*initContainerRenderer, error) {
 	if text == "" {
 		text = defaultInitContainerTemplate
@@ -61,7 +66,12 @@ func newInitContainerRenderer(text string) (*initContainerRenderer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("parsing PyTorch init container template: %w", err)
 	}
-	return &initContainerRenderer{tmpl: t, rendered: map[initContainerData][]corev1.Container{}}, nil
+	r := &initContainerRenderer{tmpl: t, rendered: map[initContainerData][]corev1.Container{}}
+	sample := initContainerData{MasterAddr: "job-master-0", MasterPort: kubeflowv1.PyTorchJobDefaultPort, InitContainerImage: "image", MaxTries: 1}
+	if _, err := r.execute(sample); err != nil {
+		return nil, err
+	}
+	return r, nil
 }
 
 // render returns the init containers for d; the caller owns the result.
@@ -93,8 +103,10 @@ func (r *initContainerRenderer) execute(d initContainerData) ([]corev1.Container
 	if err := r.tmpl.Execute(&buf, d); err != nil {
 		return nil, fmt.Errorf("rendering PyTorch init container template: %w", err)
 	}
+	// Lenient like v1: keys unknown to corev1.Container (typos, fields of
+	// newer Kubernetes versions) are dropped, so templates v1 ran keep working.
 	var cs []corev1.Container
-	if err := yaml.UnmarshalStrict(buf.Bytes(), &cs); err != nil {
+	if err := yaml.Unmarshal(buf.Bytes(), &cs); err != nil {
 		return nil, fmt.Errorf("decoding rendered PyTorch init container template: %w", err)
 	}
 	return cs, nil

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/utils/ptr"
@@ -250,5 +251,39 @@ func BenchmarkBuildWorkerPods(b *testing.B) {
 				b.Fatal(err)
 			}
 		}
+	}
+}
+
+// The elastic bounds that the user left unset follow Worker.replicas after
+// a scale or an edit (v1 recomputes them on every reconcile): the job is
+// defaulted as the webhook stores it, scaled, then defaulted again as the
+// reconciler does.
+func TestElasticBoundsFollowWorkerReplicas(t *testing.T) {
+	fw, _ := New(Options{})
+	job := defaulted(testjobs.MakePyTorchJob("j", "ns").Workers(2).
+		ElasticPolicy(&kubeflowv1.ElasticPolicy{Metrics: []autoscalingv2.MetricSpec{testjobs.CPUMetric(80)}}))
+	job.Spec.PyTorchReplicaSpecs["Worker"].Replicas = ptr.To[int32](5)
+	kubeflowv1.SetDefaults_PyTorchJob(job)
+
+	env, err := envVars(job, "Worker", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var nnodes string
+	for _, e := range env {
+		if e.Name == "PET_NNODES" {
+			nnodes = e.Value
+		}
+	}
+	if nnodes != "5:5" {
+		t.Errorf("PET_NNODES = %q, want 5:5", nnodes)
+	}
+	h := engine.DesiredHPA(fw, job)
+	if h == nil {
+		t.Fatal("no HPA")
+	}
+	got := []int32{ptr.Deref(h.Spec.MinReplicas, -1), h.Spec.MaxReplicas}
+	if diff := cmp.Diff([]int32{5, 5}, got); diff != "" {
+		t.Errorf("HPA min/max (-want +got):\n%s", diff)
 	}
 }

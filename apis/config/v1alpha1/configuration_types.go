@@ -326,6 +326,8 @@ type PyTorchInitContainer struct {
 
 	// TemplateFile is a text/template file for the init container; it is
 	// used only if the file exists, otherwise the built-in template is used.
+	// A file that does not render to a YAML list of containers stops the
+	// operator at startup; keys unknown to a container are ignored.
 	// Defaults to "/etc/config/initContainer.yaml".
 	// Flag: --pytorch-init-container-template-file.
 	// +optional

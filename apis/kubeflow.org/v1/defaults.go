@@ -38,8 +38,9 @@ const NprocPerNodeAuto = "auto"
 
 // SetDefaults_PyTorchJob sets the defaults of a PyTorchJob: cleanPodPolicy
 // None, canonical replica type names (Master, Worker), replicas 1,
-// restartPolicy OnFailure, the pytorchjob-port port, elastic min/max replicas
-// and nprocPerNode "auto".
+// restartPolicy OnFailure, the pytorchjob-port port and nprocPerNode "auto".
+// Unset elastic min/max replicas are left unset: they follow Worker.replicas
+// when used (PyTorchJobSpec.ElasticReplicas).
 func SetDefaults_PyTorchJob(job *PyTorchJob) {
 	if job == nil {
 		return
@@ -52,9 +53,6 @@ func SetDefaults_PyTorchJob(job *PyTorchJob) {
 		if rs != nil {
 			setDefaultPort(&rs.Template.Spec, PyTorchJobDefaultContainerName, PyTorchJobDefaultPortName, PyTorchJobDefaultPort)
 		}
-	}
-	if ep := spec.ElasticPolicy; ep != nil {
-		setDefaultMinMaxReplicas(&ep.MinReplicas, &ep.MaxReplicas, spec.PyTorchReplicaSpecs[PyTorchJobReplicaTypeWorker])
 	}
 	if (spec.ElasticPolicy == nil || spec.ElasticPolicy.NProcPerNode == nil) && spec.NprocPerNode == nil {
 		spec.NprocPerNode = ptrTo(NprocPerNodeAuto)
@@ -132,7 +130,8 @@ func SetDefaults_XGBoostJob(job *XGBoostJob) {
 
 // SetDefaults_PaddleJob sets the defaults of a PaddleJob: cleanPodPolicy
 // None, canonical replica type names (Master, Worker), replicas 1,
-// restartPolicy OnFailure, the "master" port and elastic min/max replicas.
+// restartPolicy OnFailure and the "master" port. Unset elastic min/max
+// replicas are left unset, as for PyTorch (PaddleJobSpec.ElasticReplicas).
 func SetDefaults_PaddleJob(job *PaddleJob) {
 	if job == nil {
 		return
@@ -145,9 +144,6 @@ func SetDefaults_PaddleJob(job *PaddleJob) {
 		if rs != nil {
 			setDefaultPort(&rs.Template.Spec, PaddleJobDefaultContainerName, PaddleJobDefaultPortName, PaddleJobDefaultPort)
 		}
-	}
-	if ep := spec.ElasticPolicy; ep != nil {
-		setDefaultMinMaxReplicas(&ep.MinReplicas, &ep.MaxReplicas, spec.PaddleReplicaSpecs[PaddleJobReplicaTypeWorker])
 	}
 }
 
@@ -268,21 +264,4 @@ func setDefaultPort(pod *corev1.PodSpec, containerName, portName string, port in
 		}
 	}
 	c.Ports = append(c.Ports, corev1.ContainerPort{Name: portName, ContainerPort: port})
-}
-
-// setDefaultMinMaxReplicas defaults an elastic policy's replica range: a
-// missing bound copies the other one, and when both are missing they take
-// the Worker replicas. Without a Worker spec (or its replicas) the bounds
-// are left unset.
-func setDefaultMinMaxReplicas(minReplicas, maxReplicas **int32, worker *ReplicaSpec) {
-	switch {
-	case *minReplicas != nil && *maxReplicas != nil:
-	case *maxReplicas != nil:
-		*minReplicas = ptrTo(**maxReplicas)
-	case *minReplicas != nil:
-		*maxReplicas = ptrTo(**minReplicas)
-	case worker != nil && worker.Replicas != nil:
-		*minReplicas = ptrTo(*worker.Replicas)
-		*maxReplicas = ptrTo(*worker.Replicas)
-	}
 }

@@ -246,39 +246,39 @@ func TestSetDefaultsPyTorchJob(t *testing.T) {
 			}),
 		},
 		{
-			name: "elastic: only max set gives min = max",
+			name: "elastic: only max set is kept, min stays unset",
 			in: makePyTorchJob(specs{"Worker": replica(i32(2), "", container("pytorch"))}, func(j *PyTorchJob) {
 				j.Spec.ElasticPolicy = &ElasticPolicy{MaxReplicas: i32(4)}
 			}),
 			want: makePyTorchJob(specs{"Worker": replica(i32(2), RestartPolicyOnFailure, container("pytorch", ptPort))}, withDefaults, func(j *PyTorchJob) {
-				j.Spec.ElasticPolicy = &ElasticPolicy{MinReplicas: i32(4), MaxReplicas: i32(4)}
+				j.Spec.ElasticPolicy = &ElasticPolicy{MaxReplicas: i32(4)}
 			}),
 		},
 		{
-			name: "elastic: only min set gives max = min",
+			name: "elastic: only min set is kept, max stays unset",
 			in: makePyTorchJob(specs{"Worker": replica(i32(2), "", container("pytorch"))}, func(j *PyTorchJob) {
 				j.Spec.ElasticPolicy = &ElasticPolicy{MinReplicas: i32(3)}
 			}),
 			want: makePyTorchJob(specs{"Worker": replica(i32(2), RestartPolicyOnFailure, container("pytorch", ptPort))}, withDefaults, func(j *PyTorchJob) {
-				j.Spec.ElasticPolicy = &ElasticPolicy{MinReplicas: i32(3), MaxReplicas: i32(3)}
+				j.Spec.ElasticPolicy = &ElasticPolicy{MinReplicas: i32(3)}
 			}),
 		},
 		{
-			name: "elastic: neither set uses the Worker replicas",
+			name: "elastic: neither set stays unset (they follow the Worker replicas at use time)",
 			in: makePyTorchJob(specs{"worker": replica(i32(5), "", container("pytorch"))}, func(j *PyTorchJob) {
 				j.Spec.ElasticPolicy = &ElasticPolicy{}
 			}),
 			want: makePyTorchJob(specs{"Worker": replica(i32(5), RestartPolicyOnFailure, container("pytorch", ptPort))}, withDefaults, func(j *PyTorchJob) {
-				j.Spec.ElasticPolicy = &ElasticPolicy{MinReplicas: i32(5), MaxReplicas: i32(5)}
+				j.Spec.ElasticPolicy = &ElasticPolicy{}
 			}),
 		},
 		{
-			name: "elastic: neither set uses the defaulted Worker replicas",
+			name: "elastic: neither set stays unset with defaulted Worker replicas",
 			in: makePyTorchJob(specs{"Worker": replica(nil, "", container("pytorch"))}, func(j *PyTorchJob) {
 				j.Spec.ElasticPolicy = &ElasticPolicy{}
 			}),
 			want: makePyTorchJob(specs{"Worker": replica(i32(1), RestartPolicyOnFailure, container("pytorch", ptPort))}, withDefaults, func(j *PyTorchJob) {
-				j.Spec.ElasticPolicy = &ElasticPolicy{MinReplicas: i32(1), MaxReplicas: i32(1)}
+				j.Spec.ElasticPolicy = &ElasticPolicy{}
 			}),
 		},
 		{
@@ -320,27 +320,6 @@ func TestSetDefaultsPyTorchJob(t *testing.T) {
 		},
 	}
 	runDefaultCases(t, cases, SetDefaults_PyTorchJob)
-}
-
-func TestSetDefaultsPyTorchJobElasticBoundsAreNotAliased(t *testing.T) {
-	j := makePyTorchJob(specs{"Worker": replica(i32(2), "", container("pytorch"))}, func(j *PyTorchJob) {
-		j.Spec.ElasticPolicy = &ElasticPolicy{MaxReplicas: i32(4)}
-	})
-	SetDefaults_PyTorchJob(j)
-	*j.Spec.ElasticPolicy.MaxReplicas = 8
-	if got := *j.Spec.ElasticPolicy.MinReplicas; got != 4 {
-		t.Fatalf("minReplicas shares memory with maxReplicas: got %d, want 4", got)
-	}
-	*j.Spec.PyTorchReplicaSpecs["Worker"].Replicas = 7
-	j2 := makePyTorchJob(specs{"Worker": replica(i32(2), "", container("pytorch"))}, func(j *PyTorchJob) {
-		j.Spec.ElasticPolicy = &ElasticPolicy{}
-	})
-	SetDefaults_PyTorchJob(j2)
-	*j2.Spec.PyTorchReplicaSpecs["Worker"].Replicas = 7
-	if *j2.Spec.ElasticPolicy.MinReplicas != 2 || *j2.Spec.ElasticPolicy.MaxReplicas != 2 {
-		t.Fatalf("elastic bounds share memory with Worker replicas: %d/%d",
-			*j2.Spec.ElasticPolicy.MinReplicas, *j2.Spec.ElasticPolicy.MaxReplicas)
-	}
 }
 
 // ---- TFJob ----
@@ -563,7 +542,7 @@ func TestSetDefaultsPaddleJob(t *testing.T) {
 				j.Spec.ElasticPolicy = &PaddleElasticPolicy{MaxReplicas: i32(6)}
 			}),
 			want: makePaddleJob(specs{"Worker": replica(i32(2), RestartPolicyOnFailure, container("paddle", pdPort))}, withDefaults, func(j *PaddleJob) {
-				j.Spec.ElasticPolicy = &PaddleElasticPolicy{MinReplicas: i32(6), MaxReplicas: i32(6)}
+				j.Spec.ElasticPolicy = &PaddleElasticPolicy{MaxReplicas: i32(6)}
 			}),
 		},
 		{
@@ -572,7 +551,7 @@ func TestSetDefaultsPaddleJob(t *testing.T) {
 				j.Spec.ElasticPolicy = &PaddleElasticPolicy{MinReplicas: i32(1)}
 			}),
 			want: makePaddleJob(specs{"Worker": replica(i32(2), RestartPolicyOnFailure, container("paddle", pdPort))}, withDefaults, func(j *PaddleJob) {
-				j.Spec.ElasticPolicy = &PaddleElasticPolicy{MinReplicas: i32(1), MaxReplicas: i32(1)}
+				j.Spec.ElasticPolicy = &PaddleElasticPolicy{MinReplicas: i32(1)}
 			}),
 		},
 		{
@@ -585,12 +564,12 @@ func TestSetDefaultsPaddleJob(t *testing.T) {
 			}),
 		},
 		{
-			name: "elastic: neither set uses Worker replicas",
+			name: "elastic: neither set stays unset",
 			in: makePaddleJob(specs{"Worker": replica(i32(3), "", container("paddle"))}, func(j *PaddleJob) {
 				j.Spec.ElasticPolicy = &PaddleElasticPolicy{}
 			}),
 			want: makePaddleJob(specs{"Worker": replica(i32(3), RestartPolicyOnFailure, container("paddle", pdPort))}, withDefaults, func(j *PaddleJob) {
-				j.Spec.ElasticPolicy = &PaddleElasticPolicy{MinReplicas: i32(3), MaxReplicas: i32(3)}
+				j.Spec.ElasticPolicy = &PaddleElasticPolicy{}
 			}),
 		},
 		{
