@@ -40,8 +40,10 @@ func (r *Reconciler) assess(job client.Object, ch children, specs map[kubeflowv1
 	for _, c := range r.fw.Status(job).CountedPods {
 		counted[c] = true
 	}
+	tolerance, _ := r.fw.(FailureTolerance)
 	for _, rt := range r.fw.ReplicaTypes(job) {
 		spec := specs[rt]
+		tolerated := tolerance != nil && tolerance.ToleratesFailure(job, rt)
 		indices := make([]int, 0, len(ch.pods[rt]))
 		for i := range ch.pods[rt] {
 			indices = append(indices, i)
@@ -62,7 +64,9 @@ func (r *Reconciler) assess(job client.Object, ch children, specs map[kubeflowv1
 				deleted := pod.DeletionTimestamp != nil
 				f.Disrupted = f.Disrupted || deleted
 				if !deleted && !shouldRetry(spec.RestartPolicy, f) {
-					a.terminal = append(a.terminal, f)
+					if !tolerated {
+						a.terminal = append(a.terminal, f)
+					}
 					continue
 				}
 				a.retries = append(a.retries, f)

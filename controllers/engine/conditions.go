@@ -20,7 +20,7 @@ const (
 
 // ConditionChildConflict is an additive condition type: a child name is held
 // by an object this job does not own (for example another kind's job of the
-// same name). It clears itself once the name is free.
+// same name). It is removed once the name is free.
 const ConditionChildConflict kubeflowv1.JobConditionType = "ChildConflict"
 
 // getCondition returns the condition of the given type, or nil.
@@ -83,19 +83,18 @@ func setCondition(st *kubeflowv1.JobStatus, c kubeflowv1.JobCondition) bool {
 	return true
 }
 
-// clearCondition sets an existing True condition to False (used for the
-// additive conflict condition); missing conditions are left missing.
-func clearCondition(st *kubeflowv1.JobStatus, t kubeflowv1.JobConditionType, reason, msg string, now metav1.Time) bool {
-	cur := getCondition(st, t)
-	if cur == nil || cur.Status != corev1.ConditionTrue {
-		return false
+// removeCondition drops the condition of that type (the additive conflict
+// condition once resolved). Setting it False instead would leave it last in
+// the list whenever nothing happened since, and the State printer column
+// (conditions[-1:].type) would show "ChildConflict" for a job that runs.
+func removeCondition(st *kubeflowv1.JobStatus, t kubeflowv1.JobConditionType) bool {
+	for i := range st.Conditions {
+		if st.Conditions[i].Type == t {
+			st.Conditions = append(st.Conditions[:i:i], st.Conditions[i+1:]...)
+			return true
+		}
 	}
-	cur.Status = corev1.ConditionFalse
-	cur.Reason = reason
-	cur.Message = msg
-	cur.LastUpdateTime = now
-	cur.LastTransitionTime = now
-	return true
+	return false
 }
 
 func newCondition(t kubeflowv1.JobConditionType, status corev1.ConditionStatus, reason, msg string, now metav1.Time) kubeflowv1.JobCondition {

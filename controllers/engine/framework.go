@@ -115,3 +115,20 @@ type GangScheduler interface {
 // GangSelector picks the gang backend of one job (by its templates'
 // scheduler name or the operator default); nil means no gang scheduling.
 type GangSelector func(job client.Object, fw Framework) GangScheduler
+
+// FailureTolerance is an optional capability for frameworks whose jobs go on
+// when replicas of some type fail for good (TF with enableDynamicWorker:
+// workers come and go, and v1 ignores a failed one). Such a failure leaves
+// the pod failed and counted in replicaStatuses but does not fail the job;
+// retryable failures still restart per restartPolicy.
+type FailureTolerance interface {
+	ToleratesFailure(job client.Object, rtype kubeflowv1.ReplicaType) bool
+}
+
+// JobDeleteEvents is an optional capability for frameworks whose v1
+// controller announced the TTL deletion of a job with other event reasons
+// than SuccessfulDeleteJob/FailedDeleteJob (PyTorch, Paddle and JAX reused
+// the pod reasons; tools filter events on them).
+type JobDeleteEvents interface {
+	JobDeleteReasons() (succeeded, failed string)
+}

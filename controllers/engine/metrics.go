@@ -4,6 +4,7 @@ import (
 	"sync"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 )
 
@@ -44,4 +45,36 @@ func registerMetrics() {
 	registerOnce.Do(func() {
 		metrics.Registry.MustRegister(jobsCreated, jobsDeleted, jobsSuccessful, jobsFailed, jobsRestarted, jobStartupSeconds)
 	})
+}
+
+// externalJobs remembers the jobs managed by another controller that this
+// process has counted as created. Their status never gets our Created
+// condition, which counts the jobs we manage once for good, so they are
+// counted once per job and process: v1 counted every job in its create
+// predicate, which also fires for each job listed after a restart.
+type externalJobs struct {
+	mu   sync.Mutex
+	uids map[types.NamespacedName]types.UID
+}
+
+func newExternalJobs() *externalJobs {
+	return &externalJobs{uids: map[types.NamespacedName]types.UID{}}
+}
+
+// first reports whether this job (a new UID under the name) is seen for the first time.
+func (e *externalJobs) first(key types.NamespacedName, uid types.UID) bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.uids[key] == uid {
+		return false
+	}
+	e.uids[key] = uid
+	return true
+}
+
+// forget drops a deleted job.
+func (e *externalJobs) forget(key types.NamespacedName) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	delete(e.uids, key)
 }

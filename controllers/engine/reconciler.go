@@ -64,6 +64,7 @@ type Reconciler struct {
 	opts      Options
 	inflight  *inflight
 	written   *lastWrites
+	external  *externalJobs
 }
 
 // NewReconciler builds the engine for one framework.
@@ -83,7 +84,7 @@ func NewReconciler(fw Framework, c client.Client, apiReader client.Reader, rec E
 		opts.StatusBatchWindow = DefaultStatusBatchWindow
 	}
 	registerMetrics()
-	return &Reconciler{fw: fw, client: c, apiReader: apiReader, recorder: rec, clock: opts.Clock, opts: opts, inflight: newInflight(), written: newLastWrites()}
+	return &Reconciler{fw: fw, client: c, apiReader: apiReader, recorder: rec, clock: opts.Clock, opts: opts, inflight: newInflight(), written: newLastWrites(), external: newExternalJobs()}
 }
 
 // SetupWithManager registers the controller. Call SetupIndexes once per manager first.
@@ -164,6 +165,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err := r.client.Get(ctx, req.NamespacedName, cached); err != nil {
 		if apierrors.IsNotFound(err) {
 			r.written.forget(req.NamespacedName)
+			r.external.forget(req.NamespacedName)
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
@@ -176,6 +178,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	if mb := r.fw.RunPolicy(cached).ManagedBy; mb != nil && *mb != kubeflowv1.KubeflowJobsController {
 		logger.V(3).Info("skipping job managed by another controller", "managedBy", *mb)
+		// v1 counts every job created, whoever manages it.
+		if r.external.first(req.NamespacedName, cached.GetUID()) {
+			jobsCreated.WithLabelValues(cached.GetNamespace(), r.fw.MetricsLabel()).Inc()
+		}
 		return ctrl.Result{}, nil
 	}
 	// Never mutate the cache: default and plan on a copy.
@@ -336,10 +342,13 @@ func (r *Reconciler) reconcile(ctx context.Context, job client.Object, p *plan) 
 	if hasCondition(st, kubeflowv1.JobSuspended) {
 		msg := fmt.Sprintf("%s %s is resumed.", kind, name)
 		setCondition(st, newCondition(kubeflowv1.JobSuspended, corev1.ConditionFalse, kind+reasonResumed, msg, now))
-		st.StartTime = &now
+		// Set afresh below, once pods may be created again.
+		st.StartTime = nil
 		p.event(corev1.EventTypeNormal, kind+reasonResumed, "%s", msg)
 	}
-	if st.StartTime == nil {
+	// With a gang, startTime waits for its admission (below): as in v1, time
+	// held by the gang backend does not count against activeDeadlineSeconds.
+	if st.StartTime == nil && r.gang(job) == nil {
 		st.StartTime = &now
 	}
 	st.ReplicaStatuses = replicaStatuses(r.fw, name, specs, ch.allPods)
@@ -351,20 +360,8 @@ func (r *Reconciler) reconcile(ctx context.Context, job client.Object, p *plan) 
 			fmt.Sprintf("Job %s has failed because it has reached the specified backoff limit", name), corev1.EventTypeNormal, now)
 	case len(a.terminal) > 0:
 		r.fail(p, job, kind+reasonFailed, a.failureMessage(r.fw, job), corev1.EventTypeWarning, now)
-	case rp.ActiveDeadlineSeconds != nil:
-		// Saturate: beyond ~292 years seconds*time.Second wraps negative,
-		// which failed the job at once (activeDeadlineSeconds is an int64).
-		d := time.Duration(1<<63 - 1)
-		if s := *rp.ActiveDeadlineSeconds; s <= int64(d/time.Second) {
-			d = time.Duration(s) * time.Second
-		}
-		deadline := st.StartTime.Add(d)
-		if !now.Time.Before(deadline) {
-			r.fail(p, job, kind+reasonFailed,
-				fmt.Sprintf("Job %s has failed because it was active longer than specified deadline", name), corev1.EventTypeNormal, now)
-		} else {
-			p.requeue(deadline.Sub(now.Time))
-		}
+	default:
+		r.checkDeadline(p, job, rp, now)
 	}
 	if IsFinished(st) {
 		return r.finishAfterWrite(p)
@@ -417,6 +414,13 @@ func (r *Reconciler) reconcile(ctx context.Context, job client.Object, p *plan) 
 			c.Message = createdMessage(kind, name)
 			c.LastUpdateTime = now
 		}
+		if st.StartTime == nil {
+			st.StartTime = &now
+			if r.checkDeadline(p, job, rp, now) {
+				_ = r.finishAfterWrite(p)
+				return extraErr
+			}
+		}
 	}
 	if err := r.syncReplicas(ctx, job, ch, specs, p, now, gang); err != nil {
 		return errors.Join(err, extraErr)
@@ -425,6 +429,11 @@ func (r *Reconciler) reconcile(ctx context.Context, job client.Object, p *plan) 
 	v := r.fw.Evaluate(job, ReplicaView{Specs: specs, Statuses: st.ReplicaStatuses, Pods: ch.pods})
 	switch {
 	case v.Succeeded:
+		if v.Running {
+			// The rule saw the job run and finish in one pass (XGBoost counts a
+			// finished Master as having run): record Running first, as v1 does.
+			r.markRunning(p, v.RunningMessage, now)
+		}
 		if st.CompletionTime == nil {
 			st.CompletionTime = &now
 		}
@@ -434,12 +443,42 @@ func (r *Reconciler) reconcile(ctx context.Context, job client.Object, p *plan) 
 		}
 		return r.finishAfterWrite(p)
 	case v.Running && len(a.retries) == 0:
-		first := getCondition(st, kubeflowv1.JobRunning) == nil
-		if setCondition(st, newCondition(kubeflowv1.JobRunning, corev1.ConditionTrue, kind+reasonRunning, v.RunningMessage, now)) && first {
-			p.running = true
-		}
+		r.markRunning(p, v.RunningMessage, now)
 	}
 	return extraErr
+}
+
+// markRunning records Running=True; the first one ever is the job's start
+// for the startup metric.
+func (r *Reconciler) markRunning(p *plan, msg string, now metav1.Time) {
+	first := getCondition(&p.status, kubeflowv1.JobRunning) == nil
+	if setCondition(&p.status, newCondition(kubeflowv1.JobRunning, corev1.ConditionTrue, r.fw.Kind()+reasonRunning, msg, now)) && first {
+		p.running = true
+	}
+}
+
+// checkDeadline fails a job active longer than activeDeadlineSeconds, else
+// asks to be woken at its deadline; it reports whether the job failed. A job
+// without startTime has not started: its deadline does not run yet.
+func (r *Reconciler) checkDeadline(p *plan, job client.Object, rp *kubeflowv1.RunPolicy, now metav1.Time) bool {
+	st := &p.status
+	if rp.ActiveDeadlineSeconds == nil || st.StartTime == nil {
+		return false
+	}
+	// Saturate: beyond ~292 years seconds*time.Second wraps negative,
+	// which failed the job at once (activeDeadlineSeconds is an int64).
+	d := time.Duration(1<<63 - 1)
+	if s := *rp.ActiveDeadlineSeconds; s <= int64(d/time.Second) {
+		d = time.Duration(s) * time.Second
+	}
+	deadline := st.StartTime.Add(d)
+	if now.Time.Before(deadline) {
+		p.requeue(deadline.Sub(now.Time))
+		return false
+	}
+	r.fail(p, job, r.fw.Kind()+reasonFailed,
+		fmt.Sprintf("Job %s has failed because it was active longer than specified deadline", job.GetName()), corev1.EventTypeNormal, now)
+	return true
 }
 
 // stillPresent keeps the counted pod UIDs whose pods the cache still holds
@@ -596,6 +635,10 @@ func (r *Reconciler) expireTTL(ctx context.Context, job client.Object, p *plan) 
 		p.requeue(left)
 		return nil
 	}
+	deleted, failed := "SuccessfulDeleteJob", "FailedDeleteJob"
+	if d, ok := r.fw.(JobDeleteEvents); ok {
+		deleted, failed = d.JobDeleteReasons()
+	}
 	uid := job.GetUID()
 	err := r.client.Delete(ctx, job, client.PropagationPolicy(metav1.DeletePropagationBackground),
 		client.Preconditions{UID: &uid})
@@ -606,10 +649,10 @@ func (r *Reconciler) expireTTL(ctx context.Context, job client.Object, p *plan) 
 		return nil
 	}
 	if err != nil {
-		r.recorder.Event(job, corev1.EventTypeWarning, "FailedDeleteJob", err.Error())
+		r.recorder.Event(job, corev1.EventTypeWarning, failed, err.Error())
 		return err
 	}
 	p.jobDeleted = true
-	p.event(corev1.EventTypeNormal, "SuccessfulDeleteJob", "Deleted job: %s", job.GetName())
+	p.event(corev1.EventTypeNormal, deleted, "Deleted job: %s", job.GetName())
 	return nil
 }

@@ -306,11 +306,11 @@ func lower(s string) string {
 }
 
 // recordConflicts turns child-name collisions into a condition and an event
-// and a slow requeue, never a hot loop; the condition clears once resolved.
+// and a slow requeue, never a hot loop; the condition goes once resolved.
 func (r *Reconciler) recordConflicts(job client.Object, p *plan, conflicts []string, now metav1.Time) {
 	st := &p.status
 	if len(conflicts) == 0 {
-		clearCondition(st, ConditionChildConflict, "ChildrenCreated", "all children are owned by this job", now)
+		removeCondition(st, ConditionChildConflict)
 		return
 	}
 	msg := fmt.Sprintf("%s %s cannot create its children: %v already exist and are owned by another object; delete them or rename the job",

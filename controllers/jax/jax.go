@@ -26,7 +26,10 @@ type Options struct{}
 // Framework is the JAXJob adapter.
 type Framework struct{}
 
-var _ engine.Framework = (*Framework)(nil)
+var (
+	_ engine.Framework       = (*Framework)(nil)
+	_ engine.JobDeleteEvents = (*Framework)(nil)
+)
 
 // New builds the adapter.
 func New(Options) *Framework { return &Framework{} }
@@ -156,4 +159,10 @@ func replicas(spec *kubeflowv1.ReplicaSpec) int32 {
 		return 1
 	}
 	return *spec.Replicas
+}
+
+// JobDeleteReasons implements engine.JobDeleteEvents: v1's JAX controller
+// announced a TTL deletion with the pod reasons ("Deleted job: <name>").
+func (*Framework) JobDeleteReasons() (succeeded, failed string) {
+	return "SuccessfulDeletePod", "FailedDeletePod"
 }

@@ -85,7 +85,7 @@ func (*Framework) MetricsLabel() string { return kubeflowv1.MPIJobFrameworkName 
 // NewJob implements engine.Framework.
 func (*Framework) NewJob() client.Object { return &kubeflowv1.MPIJob{} }
 
-// Default implements engine.Framework (it also syncs both cleanPodPolicy fields).
+// Default implements engine.Framework.
 func (*Framework) Default(obj client.Object) { kubeflowv1.SetDefaults_MPIJob(job(obj)) }
 
 // ReplicaSpecs implements engine.Framework.
@@ -93,8 +93,17 @@ func (*Framework) ReplicaSpecs(obj client.Object) map[kubeflowv1.ReplicaType]*ku
 	return job(obj).Spec.MPIReplicaSpecs
 }
 
-// RunPolicy implements engine.Framework.
-func (*Framework) RunPolicy(obj client.Object) *kubeflowv1.RunPolicy { return &job(obj).Spec.RunPolicy }
+// RunPolicy implements engine.Framework. It is a copy whose cleanPodPolicy
+// is the effective one (runPolicy's, else the deprecated
+// spec.cleanPodPolicy), read at use time so that an update of either field
+// takes effect, as in v1.
+func (*Framework) RunPolicy(obj client.Object) *kubeflowv1.RunPolicy {
+	j := job(obj)
+	rp := j.Spec.RunPolicy
+	p := kubeflowv1.EffectiveCleanPodPolicy(j)
+	rp.CleanPodPolicy = &p
+	return &rp
+}
 
 // Status implements engine.Framework.
 func (*Framework) Status(obj client.Object) *kubeflowv1.JobStatus { return &job(obj).Status }

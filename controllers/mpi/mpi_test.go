@@ -351,3 +351,48 @@ func TestEvaluate(t *testing.T) {
 		t.Errorf("a job without launcher never runs or succeeds: %+v", v)
 	}
 }
+
+// The effective cleanPodPolicy is read at use time, as v1 does on every
+// reconcile: runPolicy.cleanPodPolicy if set, else the deprecated
+// spec.cleanPodPolicy, else None.
+func TestRunPolicyCleanPodPolicy(t *testing.T) {
+	all, running := kubeflowv1.CleanPodPolicyAll, kubeflowv1.CleanPodPolicyRunning
+	cases := map[string]struct {
+		runPolicy, spec *kubeflowv1.CleanPodPolicy
+		want            kubeflowv1.CleanPodPolicy
+	}{
+		"neither":           {want: kubeflowv1.CleanPodPolicyNone},
+		"only spec":         {spec: &all, want: all},
+		"only runPolicy":    {runPolicy: &running, want: running},
+		"runPolicy wins":    {runPolicy: &running, spec: &all, want: running},
+		"empty runPolicy":   {runPolicy: ptr.To(kubeflowv1.CleanPodPolicyUndefined), spec: &all, want: all},
+		"empty both fields": {runPolicy: ptr.To(kubeflowv1.CleanPodPolicyUndefined), spec: ptr.To(kubeflowv1.CleanPodPolicyUndefined), want: kubeflowv1.CleanPodPolicyNone},
+	}
+	fw := New(Options{})
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			j := testjobs.MakeMPIJob("pi", "ns").Launcher().Workers(1).Obj()
+			j.Spec.RunPolicy.CleanPodPolicy, j.Spec.CleanPodPolicy = tc.runPolicy, tc.spec
+			got := fw.RunPolicy(j).CleanPodPolicy
+			if got == nil || *got != tc.want {
+				t.Errorf("cleanPodPolicy = %v, want %q", got, tc.want)
+			}
+			if j.Spec.RunPolicy.CleanPodPolicy != tc.runPolicy {
+				t.Error("reading the run policy changed the job")
+			}
+		})
+	}
+}
+
+// An update of the deprecated spec.cleanPodPolicy takes effect when
+// runPolicy.cleanPodPolicy is unset, even after the webhook has defaulted
+// the job at create and again at the update.
+func TestDeprecatedCleanPodPolicyUpdateTakesEffect(t *testing.T) {
+	j := testjobs.MakeMPIJob("pi", "ns").Launcher().Workers(1).Obj()
+	kubeflowv1.SetDefaults_MPIJob(j) // create
+	j.Spec.CleanPodPolicy = ptr.To(kubeflowv1.CleanPodPolicyAll)
+	kubeflowv1.SetDefaults_MPIJob(j) // update
+	if got := New(Options{}).RunPolicy(j).CleanPodPolicy; got == nil || *got != kubeflowv1.CleanPodPolicyAll {
+		t.Errorf("effective cleanPodPolicy = %v after updating spec.cleanPodPolicy to All", got)
+	}
+}

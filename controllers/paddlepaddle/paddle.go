@@ -23,8 +23,9 @@ type Options struct{}
 type Framework struct{}
 
 var (
-	_ engine.Framework  = (*Framework)(nil)
-	_ engine.Autoscaled = (*Framework)(nil)
+	_ engine.Framework       = (*Framework)(nil)
+	_ engine.Autoscaled      = (*Framework)(nil)
+	_ engine.JobDeleteEvents = (*Framework)(nil)
 )
 
 // New builds the adapter.
@@ -126,4 +127,10 @@ func replicas(spec *kubeflowv1.ReplicaSpec) int32 {
 		return 1
 	}
 	return *spec.Replicas
+}
+
+// JobDeleteReasons implements engine.JobDeleteEvents: v1's Paddle controller
+// announced a TTL deletion with the pod reasons ("Deleted job: <name>").
+func (*Framework) JobDeleteReasons() (succeeded, failed string) {
+	return "SuccessfulDeletePod", "FailedDeletePod"
 }

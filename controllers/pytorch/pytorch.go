@@ -33,8 +33,9 @@ type Framework struct {
 }
 
 var (
-	_ engine.Framework  = (*Framework)(nil)
-	_ engine.Autoscaled = (*Framework)(nil)
+	_ engine.Framework       = (*Framework)(nil)
+	_ engine.Autoscaled      = (*Framework)(nil)
+	_ engine.JobDeleteEvents = (*Framework)(nil)
 )
 
 // New builds the adapter; it fails on an unparsable init container template.
@@ -163,4 +164,10 @@ func replicas(spec *kubeflowv1.ReplicaSpec) int32 {
 		return 1
 	}
 	return *spec.Replicas
+}
+
+// JobDeleteReasons implements engine.JobDeleteEvents: v1's PyTorch controller
+// announced a TTL deletion with the pod reasons ("Deleted job: <name>").
+func (*Framework) JobDeleteReasons() (succeeded, failed string) {
+	return "SuccessfulDeletePod", "FailedDeletePod"
 }

@@ -33,7 +33,11 @@ type Framework struct {
 	opts Options
 }
 
-var _ engine.Framework = (*Framework)(nil)
+var (
+	_ engine.Framework        = (*Framework)(nil)
+	_ engine.FailureWording   = (*Framework)(nil)
+	_ engine.FailureTolerance = (*Framework)(nil)
+)
 
 // New builds the adapter.
 func New(opts Options) *Framework { return &Framework{opts: opts} }
@@ -128,6 +132,12 @@ func (f *Framework) DecoratePod(obj client.Object, rt kubeflowv1.ReplicaType, in
 // "<ns>/<name> has failed" where the others say "<name> is failed".
 func (*Framework) FailedMessage(obj client.Object, failedReplicas string) string {
 	return fmt.Sprintf("TFJob %s/%s has failed because %s replica(s) failed", obj.GetNamespace(), obj.GetName(), failedReplicas)
+}
+
+// ToleratesFailure implements engine.FailureTolerance: with
+// enableDynamicWorker, workers join and leave, and v1 ignores a failed one.
+func (*Framework) ToleratesFailure(obj client.Object, rt kubeflowv1.ReplicaType) bool {
+	return rt == kubeflowv1.TFJobReplicaTypeWorker && job(obj).Spec.EnableDynamicWorker
 }
 
 // Evaluate implements engine.Framework with v1's TF rule: with a Chief or

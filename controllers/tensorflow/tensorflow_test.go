@@ -333,3 +333,24 @@ func TestFailedMessage(t *testing.T) {
 		t.Errorf("got %q, want %q", got, want)
 	}
 }
+
+// With enableDynamicWorker, v1 ignores failed Workers; every other type, or
+// a job without it, fails as usual.
+func TestToleratesFailure(t *testing.T) {
+	var fw engine.FailureTolerance = New(Options{})
+	dynamic := testjobs.MakeTFJob("d", "ns").Chief(1).PS(1).Workers(2).EnableDynamicWorker(true).Obj()
+	static := testjobs.MakeTFJob("s", "ns").Chief(1).PS(1).Workers(2).Obj()
+	got := map[string]bool{}
+	for _, j := range []*kubeflowv1.TFJob{dynamic, static} {
+		for _, rt := range []kubeflowv1.ReplicaType{"Chief", "PS", "Worker", "Evaluator"} {
+			got[j.Name+"/"+string(rt)] = fw.ToleratesFailure(j, rt)
+		}
+	}
+	want := map[string]bool{
+		"d/Chief": false, "d/PS": false, "d/Worker": true, "d/Evaluator": false,
+		"s/Chief": false, "s/PS": false, "s/Worker": false, "s/Evaluator": false,
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("tolerated failures (-want +got):\n%s", diff)
+	}
+}

@@ -85,6 +85,8 @@ func (*Framework) DecoratePod(obj client.Object, rt kubeflowv1.ReplicaType, inde
 }
 
 // Evaluate implements engine.Framework with v1's rule: the Master decides.
+// A finished Master also reads as running, so that a job whose Master ended
+// between two passes records Running before Succeeded, as v1 does.
 func (*Framework) Evaluate(obj client.Object, v engine.ReplicaView) engine.Verdict {
 	j := job(obj)
 	verdict := engine.Verdict{
@@ -99,8 +101,8 @@ func (*Framework) Evaluate(obj client.Object, v engine.ReplicaView) engine.Verdi
 	if st == nil {
 		st = &kubeflowv1.ReplicaStatus{}
 	}
-	verdict.Running = st.Active > 0
 	verdict.Succeeded = replicas(spec)-st.Succeeded == 0
+	verdict.Running = st.Active > 0 || verdict.Succeeded
 	return verdict
 }
 

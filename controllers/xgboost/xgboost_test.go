@@ -164,10 +164,12 @@ func TestEvaluate(t *testing.T) {
 		statuses statuses
 		want     engine.Verdict
 	}{
-		"pending":                       {statuses: statuses{"Master": st(0, 0), "Worker": st(0, 0)}, want: engine.Verdict{RunningMessage: running, SucceededMessage: succeeded}},
-		"master running":                {statuses: statuses{"Master": st(1, 0), "Worker": st(2, 0)}, want: engine.Verdict{Running: true, RunningMessage: running, SucceededMessage: succeeded}},
-		"workers done, master running":  {statuses: statuses{"Master": st(1, 0), "Worker": st(0, 2)}, want: engine.Verdict{Running: true, RunningMessage: running, SucceededMessage: succeeded}},
-		"master succeeded decides":      {statuses: statuses{"Master": st(0, 1), "Worker": st(2, 0)}, want: engine.Verdict{Succeeded: true, RunningMessage: running, SucceededMessage: succeeded}},
+		"pending":                      {statuses: statuses{"Master": st(0, 0), "Worker": st(0, 0)}, want: engine.Verdict{RunningMessage: running, SucceededMessage: succeeded}},
+		"master running":               {statuses: statuses{"Master": st(1, 0), "Worker": st(2, 0)}, want: engine.Verdict{Running: true, RunningMessage: running, SucceededMessage: succeeded}},
+		"workers done, master running": {statuses: statuses{"Master": st(1, 0), "Worker": st(0, 2)}, want: engine.Verdict{Running: true, RunningMessage: running, SucceededMessage: succeeded}},
+		// v1 records Running (if it never was) before Succeeded, so a Master
+		// that finished between two passes still shows the job ran.
+		"master succeeded decides":      {statuses: statuses{"Master": st(0, 1), "Worker": st(2, 0)}, want: engine.Verdict{Running: true, Succeeded: true, RunningMessage: running, SucceededMessage: succeeded}},
 		"missing status counts nothing": {statuses: statuses{}, want: engine.Verdict{RunningMessage: running, SucceededMessage: succeeded}},
 	}
 	for name, tc := range cases {

@@ -82,32 +82,36 @@ func SetDefaults_TFJob(job *TFJob) {
 	}
 }
 
-// SetDefaults_MPIJob sets the defaults of an MPIJob: cleanPodPolicy None
-// when neither spec.cleanPodPolicy nor spec.runPolicy.cleanPodPolicy is set,
-// then both fields synchronized (runPolicy's value wins when both are set);
-// Launcher replicas 1, Worker replicas 0 and restartPolicy Never for both.
-// Replica type names are not normalized and no port is added.
+// SetDefaults_MPIJob sets the defaults of an MPIJob: the deprecated
+// spec.cleanPodPolicy None when neither it nor runPolicy.cleanPodPolicy is
+// set; Launcher replicas 1, Worker replicas 0 and restartPolicy Never for
+// both. Replica type names are not normalized and no port is added.
+//
+// The two cleanPodPolicy fields are not synchronized: v1 did that in memory
+// on every reconcile, and a stored copy in runPolicy would shadow any later
+// update of spec.cleanPodPolicy. Readers use EffectiveCleanPodPolicy.
 func SetDefaults_MPIJob(job *MPIJob) {
 	if job == nil {
 		return
 	}
 	spec := &job.Spec
-	effective := spec.RunPolicy.CleanPodPolicy
-	if effective == nil {
-		effective = spec.CleanPodPolicy
-	}
-	policy := CleanPodPolicyNone
-	if effective != nil {
-		policy = *effective
-	}
-	if spec.RunPolicy.CleanPodPolicy == nil || *spec.RunPolicy.CleanPodPolicy != policy {
-		spec.RunPolicy.CleanPodPolicy = ptrTo(policy)
-	}
-	if spec.CleanPodPolicy == nil || *spec.CleanPodPolicy != policy {
-		spec.CleanPodPolicy = ptrTo(policy)
+	if spec.RunPolicy.CleanPodPolicy == nil && spec.CleanPodPolicy == nil {
+		spec.CleanPodPolicy = ptrTo(CleanPodPolicyNone)
 	}
 	setDefaultReplicaSpec(spec.MPIReplicaSpecs[MPIJobReplicaTypeLauncher], 1, MPIJobDefaultRestartPolicy, MPIJobDefaultContainerName)
 	setDefaultReplicaSpec(spec.MPIReplicaSpecs[MPIJobReplicaTypeWorker], 0, MPIJobDefaultRestartPolicy, MPIJobDefaultContainerName)
+}
+
+// EffectiveCleanPodPolicy is the cleanPodPolicy an MPIJob runs with, as v1
+// reads it: runPolicy.cleanPodPolicy if set, else the deprecated
+// spec.cleanPodPolicy, else None.
+func EffectiveCleanPodPolicy(job *MPIJob) CleanPodPolicy {
+	for _, p := range []*CleanPodPolicy{job.Spec.RunPolicy.CleanPodPolicy, job.Spec.CleanPodPolicy} {
+		if p != nil && *p != CleanPodPolicyUndefined {
+			return *p
+		}
+	}
+	return CleanPodPolicyNone
 }
 
 // SetDefaults_XGBoostJob sets the defaults of an XGBoostJob: cleanPodPolicy

@@ -395,17 +395,19 @@ func TestSetDefaultsTFJob(t *testing.T) {
 // ---- MPIJob ----
 
 func TestSetDefaultsMPIJob(t *testing.T) {
-	bothPolicies := func(p CleanPodPolicy) func(*MPIJob) {
-		return func(j *MPIJob) {
-			j.Spec.CleanPodPolicy = cleanPolicy(p)
-			j.Spec.RunPolicy.CleanPodPolicy = cleanPolicy(p)
-		}
+	specPolicy := func(p CleanPodPolicy) func(*MPIJob) {
+		return func(j *MPIJob) { j.Spec.CleanPodPolicy = cleanPolicy(p) }
+	}
+	runPolicy := func(p CleanPodPolicy) func(*MPIJob) {
+		return func(j *MPIJob) { j.Spec.RunPolicy.CleanPodPolicy = cleanPolicy(p) }
 	}
 	cases := []defaultCase[*MPIJob]{
 		{
-			name: "empty spec: both cleanPodPolicy fields None",
+			// The stored default goes to the field of lower precedence, so a
+			// later update of either field still takes effect.
+			name: "empty spec: spec.cleanPodPolicy None, runPolicy's left unset",
 			in:   makeMPIJob(nil),
-			want: makeMPIJob(nil, bothPolicies(CleanPodPolicyNone)),
+			want: makeMPIJob(nil, specPolicy(CleanPodPolicyNone)),
 		},
 		{
 			name: "launcher 1, worker 0, restartPolicy Never, no port, no normalization",
@@ -418,7 +420,7 @@ func TestSetDefaultsMPIJob(t *testing.T) {
 				"Launcher": replica(i32(1), RestartPolicyNever, container("mpi")),
 				"Worker":   replica(i32(0), RestartPolicyNever, container("mpi")),
 				"worker":   replica(nil, "", container("mpi")),
-			}, bothPolicies(CleanPodPolicyNone)),
+			}, specPolicy(CleanPodPolicyNone)),
 		},
 		{
 			name: "user replicas and restartPolicy are kept",
@@ -429,25 +431,22 @@ func TestSetDefaultsMPIJob(t *testing.T) {
 			want: makeMPIJob(specs{
 				"Launcher": replica(i32(1), RestartPolicyOnFailure, container("mpi")),
 				"Worker":   replica(i32(4), RestartPolicyExitCode, container("mpi")),
-			}, bothPolicies(CleanPodPolicyNone)),
+			}, specPolicy(CleanPodPolicyNone)),
 		},
 		{
-			name: "only deprecated spec.cleanPodPolicy set: copied to runPolicy",
-			in:   makeMPIJob(nil, func(j *MPIJob) { j.Spec.CleanPodPolicy = cleanPolicy(CleanPodPolicyRunning) }),
-			want: makeMPIJob(nil, bothPolicies(CleanPodPolicyRunning)),
+			name: "only deprecated spec.cleanPodPolicy set: kept, not copied to runPolicy",
+			in:   makeMPIJob(nil, specPolicy(CleanPodPolicyRunning)),
+			want: makeMPIJob(nil, specPolicy(CleanPodPolicyRunning)),
 		},
 		{
-			name: "only runPolicy.cleanPodPolicy set: copied to spec",
-			in:   makeMPIJob(nil, func(j *MPIJob) { j.Spec.RunPolicy.CleanPodPolicy = cleanPolicy(CleanPodPolicyAll) }),
-			want: makeMPIJob(nil, bothPolicies(CleanPodPolicyAll)),
+			name: "only runPolicy.cleanPodPolicy set: kept, not copied to spec",
+			in:   makeMPIJob(nil, runPolicy(CleanPodPolicyAll)),
+			want: makeMPIJob(nil, runPolicy(CleanPodPolicyAll)),
 		},
 		{
-			name: "both set and different: runPolicy wins",
-			in: makeMPIJob(nil, func(j *MPIJob) {
-				j.Spec.CleanPodPolicy = cleanPolicy(CleanPodPolicyAll)
-				j.Spec.RunPolicy.CleanPodPolicy = cleanPolicy(CleanPodPolicyRunning)
-			}),
-			want: makeMPIJob(nil, bothPolicies(CleanPodPolicyRunning)),
+			name: "both set and different: both kept",
+			in:   makeMPIJob(nil, specPolicy(CleanPodPolicyAll), runPolicy(CleanPodPolicyRunning)),
+			want: makeMPIJob(nil, specPolicy(CleanPodPolicyAll), runPolicy(CleanPodPolicyRunning)),
 		},
 		{
 			name: "nil replica specs, suspend and managedBy",
@@ -455,7 +454,7 @@ func TestSetDefaultsMPIJob(t *testing.T) {
 				j.Spec.RunPolicy.Suspend = new(bool)
 				j.Spec.RunPolicy.ManagedBy = str(MultiKueueController)
 			}),
-			want: makeMPIJob(specs{"Launcher": nil, "Worker": nil}, bothPolicies(CleanPodPolicyNone), func(j *MPIJob) {
+			want: makeMPIJob(specs{"Launcher": nil, "Worker": nil}, specPolicy(CleanPodPolicyNone), func(j *MPIJob) {
 				j.Spec.RunPolicy.Suspend = new(bool)
 				j.Spec.RunPolicy.ManagedBy = str(MultiKueueController)
 			}),
@@ -464,12 +463,33 @@ func TestSetDefaultsMPIJob(t *testing.T) {
 	runDefaultCases(t, cases, SetDefaults_MPIJob)
 }
 
-func TestSetDefaultsMPIJobCleanPodPolicyNotAliased(t *testing.T) {
-	j := makeMPIJob(nil, func(j *MPIJob) { j.Spec.RunPolicy.CleanPodPolicy = cleanPolicy(CleanPodPolicyAll) })
-	SetDefaults_MPIJob(j)
-	*j.Spec.CleanPodPolicy = CleanPodPolicyRunning
-	if got := *j.Spec.RunPolicy.CleanPodPolicy; got != CleanPodPolicyAll {
-		t.Fatalf("the two cleanPodPolicy fields share memory: runPolicy got %q", got)
+func TestEffectiveCleanPodPolicyMPIJob(t *testing.T) {
+	cases := map[string]struct {
+		mutate []func(*MPIJob)
+		want   CleanPodPolicy
+	}{
+		"neither":        {want: CleanPodPolicyNone},
+		"only spec":      {mutate: []func(*MPIJob){func(j *MPIJob) { j.Spec.CleanPodPolicy = cleanPolicy(CleanPodPolicyAll) }}, want: CleanPodPolicyAll},
+		"only runPolicy": {mutate: []func(*MPIJob){func(j *MPIJob) { j.Spec.RunPolicy.CleanPodPolicy = cleanPolicy(CleanPodPolicyRunning) }}, want: CleanPodPolicyRunning},
+		"runPolicy wins": {mutate: []func(*MPIJob){func(j *MPIJob) {
+			j.Spec.CleanPodPolicy = cleanPolicy(CleanPodPolicyAll)
+			j.Spec.RunPolicy.CleanPodPolicy = cleanPolicy(CleanPodPolicyRunning)
+		}}, want: CleanPodPolicyRunning},
+		"empty is unset": {mutate: []func(*MPIJob){func(j *MPIJob) {
+			j.Spec.CleanPodPolicy = cleanPolicy(CleanPodPolicyAll)
+			j.Spec.RunPolicy.CleanPodPolicy = cleanPolicy("")
+		}}, want: CleanPodPolicyAll},
+		"both empty: None": {mutate: []func(*MPIJob){func(j *MPIJob) {
+			j.Spec.CleanPodPolicy = cleanPolicy("")
+			j.Spec.RunPolicy.CleanPodPolicy = cleanPolicy("")
+		}}, want: CleanPodPolicyNone},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			if got := EffectiveCleanPodPolicy(makeMPIJob(nil, tc.mutate...)); got != tc.want {
+				t.Errorf("EffectiveCleanPodPolicy = %q, want %q", got, tc.want)
+			}
+		})
 	}
 }
 

@@ -225,6 +225,7 @@ func (s *suite) testVolcano(t *testing.T) {
 	g.Expect((*pg.Spec.MinResources)[corev1.ResourceMemory]).To(Equal(resource.MustParse("3Gi")))
 	g.Expect(metav1.IsControlledBy(&pg, s.job(ctx, g, ns, "vc"))).To(BeTrue())
 	g.Consistently(func(g Gomega) []corev1.Pod { return s.pods(ctx, g, ns, "vc") }, 3*time.Second, interval).Should(BeEmpty())
+	g.Expect(s.job(ctx, g, ns, "vc").Status.StartTime).To(BeNil(), "startTime waits for the gang (activeDeadlineSeconds counts from it)")
 
 	By(t, "the PodGroup follows the job (v1's e2e lowers minAvailable)")
 	s.updateJob(ctx, g, ns, "vc", func(j *kubeflowv1.PyTorchJob) {
@@ -250,6 +251,8 @@ func (s *suite) testVolcano(t *testing.T) {
 			g.Expect(p.Annotations).To(HaveKeyWithValue("volcano.sh/task-spec", p.Labels[kubeflowv1.ReplicaTypeLabel]))
 		}
 	}, timeout, interval).Should(Succeed())
+	g.Eventually(func(g Gomega) *metav1.Time { return s.job(ctx, g, ns, "vc").Status.StartTime }, timeout, interval).
+		ShouldNot(BeNil(), "startTime is set on admission")
 
 	By(t, "success deletes the PodGroup")
 	s.awaitCondition(ctx, g, ns, "vc", kubeflowv1.JobSucceeded)
