@@ -2,7 +2,7 @@ package engine
 
 import (
 	"fmt"
-	"hash/fnv"
+	"hash/maphash"
 	"slices"
 	"sort"
 
@@ -142,12 +142,10 @@ func newestCondition(cs []corev1.PodCondition) *corev1.PodCondition {
 	return newest
 }
 
+// memoSeed seeds the memo's hashes; the memo never leaves the process.
+var memoSeed = maphash.MakeSeed()
+
 // sum identifies an event in the memo.
 func (e podEvent) sum() uint64 {
-	h := fnv.New64a()
-	for _, s := range []string{e.eventType, e.reason, e.message} {
-		_, _ = h.Write([]byte(s))
-		_, _ = h.Write([]byte{0})
-	}
-	return h.Sum64()
+	return maphash.String(memoSeed, e.eventType+"\x00"+e.reason+"\x00"+e.message)
 }
