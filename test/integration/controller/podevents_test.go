@@ -85,7 +85,8 @@ var _ = Describe("Pod events", func() {
 			Should(Equal([]string{`Warning Error pod wait-master-0 container pytorch waiting message: Back-off pulling image "pytorch:nope" (x1)`}))
 		Eventually(func() []string { return jobEvents(ctx, ns, "wait", "CrashLoopBackOff") }, timeout, interval).
 			Should(Equal([]string{"Warning Error pod wait-worker-0 container pytorch waiting message: back-off 10s restarting failed container=pytorch (x1)"}))
-		for _, reason := range []string{"SchedulingGated", "ErrImagePull", "CreateContainerConfigError", "ImagePullBackOff", "CrashLoopBackOff"} {
+		Expect(jobEvents(ctx, ns, "wait", "SchedulingGated")).To(HaveLen(2))
+		for _, reason := range []string{"ErrImagePull", "CreateContainerConfigError", "ImagePullBackOff", "CrashLoopBackOff"} {
 			Expect(jobEvents(ctx, ns, "wait", reason)).To(HaveLen(1), reason)
 		}
 		expectNoRepeat(ctx, ns, "wait", "")
