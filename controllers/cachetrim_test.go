@@ -2,6 +2,7 @@ package controllers
 
 import (
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
@@ -14,12 +15,17 @@ import (
 )
 
 // The cached pod keeps what the engine reads (identity, labels, owner,
-// deletion, phase, reasons, container states and restarts) and nothing else.
+// deletion, phase, reasons, container states and restarts, and for pod
+// events the termination and waiting reasons and messages and the
+// conditions) and nothing else.
 func TestTrimPod(t *testing.T) {
 	full := testjobs.MakePod("j-worker-0", "ns").UID("u").
 		Label(kubeflowv1.ReplicaTypeLabel, "worker").Label(kubeflowv1.ReplicaIndexLabel, "0").
 		Phase(corev1.PodFailed).Reason("Evicted").DisruptionTarget("EvictionByEvictionAPI").
-		Terminated("pytorch", 137, "OOMKilled").Restarts("pytorch", 2).Terminating().Obj()
+		Terminated("pytorch", 137, "OOMKilled").TerminationMessage("out of memory").Restarts("pytorch", 2).
+		Waiting("sidecar", "ImagePullBackOff", `Back-off pulling image "x"`).InitWaiting("init", "ErrImagePull", "denied").
+		Condition(corev1.PodScheduled, corev1.ConditionFalse, "Unschedulable", "0/4 nodes are available", time.Unix(1e9, 0)).
+		Terminating().Obj()
 	full.Annotations = map[string]string{"sidecar.istio.io/status": "{...}"}
 	full.ManagedFields = []metav1.ManagedFieldsEntry{{Manager: "kubectl"}}
 	full.OwnerReferences = []metav1.OwnerReference{{Name: "j", UID: "job", Controller: new(true)}}

@@ -65,6 +65,7 @@ type Reconciler struct {
 	inflight  *inflight
 	written   *lastWrites
 	external  *externalJobs
+	podMemos  podMemos
 }
 
 // NewReconciler builds the engine for one framework.
@@ -138,6 +139,7 @@ type plan struct {
 	requeueAfter time.Duration
 	retryDeletes []*corev1.Pod
 	jobDeleted   bool
+	pods         podReport
 	// transitions, for metrics
 	created, running, succeeded, failed, restarted bool
 }
@@ -166,6 +168,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		if apierrors.IsNotFound(err) {
 			r.written.forget(req.NamespacedName)
 			r.external.forget(req.NamespacedName)
+			r.podMemos.forget(req.NamespacedName)
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
@@ -174,6 +177,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	ctx = log.IntoContext(ctx, logger)
 	if cached.GetDeletionTimestamp() != nil {
 		r.inflight.forget(cached.GetUID())
+		r.podMemos.forget(req.NamespacedName)
 		return ctrl.Result{}, nil
 	}
 	if mb := r.fw.RunPolicy(cached).ManagedBy; mb != nil && *mb != kubeflowv1.KubeflowJobsController {
@@ -281,6 +285,7 @@ type statusPatchBody struct {
 // afterStatus runs what must follow a durable status write: events for the
 // transitions just recorded, metrics, and deleting pods whose retry was counted.
 func (r *Reconciler) afterStatus(ctx context.Context, job client.Object, p *plan) {
+	r.recordPodEvents(job, p.pods)
 	for _, e := range p.events {
 		r.recorder.Event(job, e.eventType, e.reason, e.message)
 	}
@@ -328,6 +333,7 @@ func (r *Reconciler) reconcile(ctx context.Context, job client.Object, p *plan) 
 	}
 	ch := bucketChildren(specs, pods, svcs, func(rt kubeflowv1.ReplicaType, i int) string { return childName(r.fw, job, rt, i) })
 	st.CountedPods = stillPresent(st.CountedPods, pods)
+	p.pods = r.planPodEvents(job, IsFinished(st), ch.allPods)
 
 	if IsFinished(st) {
 		return r.finish(ctx, job, ch, p)

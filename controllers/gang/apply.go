@@ -277,8 +277,9 @@ func update[T client.Object](ctx context.Context, s *jobScope, k kindInfo, cur T
 }
 
 // remove deletes the job's object of kind k if it exists and is controlled
-// by the job. A missing API or object is not an error.
-func (s *jobScope) remove(ctx context.Context, k kindInfo) error {
+// by the job. A missing API or object is not an error. terminated precedes
+// the deletion's event with JobTerminated, as v1 did.
+func (s *jobScope) remove(ctx context.Context, k kindInfo, terminated bool) error {
 	ok, err := s.m.available(k.gvk)
 	if err != nil || !ok {
 		return err
@@ -314,6 +315,9 @@ func (s *jobScope) remove(ctx context.Context, k kindInfo) error {
 			s.m.markDeleted(uid)
 		}
 		podGroupsDeleted.Inc()
+		if terminated {
+			s.event(corev1.EventTypeNormal, ReasonJobTerminated, jobTerminatedMessage)
+		}
 		s.event(corev1.EventTypeNormal, ReasonDeletePodGroup, fmt.Sprintf("Deleted %s: %s", k.gvk.Kind, obj.GetName()))
 		return nil
 	case apierrors.IsNotFound(err) || apierrors.IsConflict(err) || isMissingAPI(err):

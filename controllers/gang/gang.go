@@ -51,13 +51,17 @@ import (
 // VolcanoSchedulerName is the schedulerName that selects Volcano.
 const VolcanoSchedulerName = "volcano"
 
-// Event reasons. SuccessfulDeletePodGroup and FailedDeletePodGroup are v1's.
+// Event reasons. SuccessfulDeletePodGroup, FailedDeletePodGroup and JobTerminated are v1's.
 const (
 	ReasonCreatePodGroup       = "SuccessfulCreatePodGroup"
 	ReasonFailedCreatePodGroup = "FailedCreatePodGroup"
 	ReasonDeletePodGroup       = "SuccessfulDeletePodGroup"
 	ReasonFailedDeletePodGroup = "FailedDeletePodGroup"
+	ReasonJobTerminated        = "JobTerminated"
 )
+
+// jobTerminatedMessage is v1's JobTerminated message.
+const jobTerminatedMessage = "Job has been terminated. Deleting PodGroup"
 
 // overrideWarning is v1's SetPodTemplateSchedulerName message.
 const overrideWarning = "Another scheduler is specified when gang-scheduling is enabled and it will not be overwritten"
@@ -288,12 +292,15 @@ func (s *scheduler) DecoratePod(job client.Object, _ engine.Framework, rtype kub
 	return warning
 }
 
-// Delete implements engine.GangScheduler.
+// Delete implements engine.GangScheduler. A finished job's PodGroup
+// deletion is announced with v1's JobTerminated, once: v1 said it on every
+// reconcile of a finished job, we when the PodGroup is actually deleted.
 func (s *scheduler) Delete(ctx context.Context, job client.Object, fw engine.Framework) error {
 	kinds := s.b.kinds()
 	sc := s.m.scope(job, fw)
+	finished := engine.IsFinished(fw.Status(job))
 	for i := len(kinds) - 1; i >= 0; i-- {
-		if err := sc.remove(ctx, kinds[i]); err != nil {
+		if err := sc.remove(ctx, kinds[i], finished && i == len(kinds)-1); err != nil {
 			return err
 		}
 	}

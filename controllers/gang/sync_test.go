@@ -164,15 +164,17 @@ func TestVolcanoSync(t *testing.T) {
 		t.Errorf("status lost: %+v", pg.Status)
 	}
 
-	// Finish: deleted once, one event.
+	// Finish: deleted once, announced as v1 did (JobTerminated first), once.
+	job.Status.Conditions = []kubeflowv1.JobCondition{{Type: kubeflowv1.JobSucceeded, Status: corev1.ConditionTrue}}
 	if err := g.Delete(ctx, job, e.fw); err != nil {
 		t.Fatal(err)
 	}
 	if err := g.Delete(ctx, job, e.fw); err != nil {
 		t.Fatal(err)
 	}
-	if ev := e.rec.take(); len(ev) != 1 || ev[0] != "Normal SuccessfulDeletePodGroup Deleted PodGroup: job" {
-		t.Errorf("events = %q", ev)
+	wantEvents := []string{"Normal JobTerminated Job has been terminated. Deleting PodGroup", "Normal SuccessfulDeletePodGroup Deleted PodGroup: job"}
+	if diff := cmp.Diff(wantEvents, e.rec.take()); diff != "" {
+		t.Errorf("events (-want +got):\n%s", diff)
 	}
 	if err := e.c.Get(ctx, client.ObjectKeyFromObject(&pg), &pg); err == nil {
 		t.Errorf("PodGroup still exists")
@@ -254,6 +256,7 @@ func TestNativeSync(t *testing.T) {
 		ev[2] != "Normal SuccessfulCreatePodGroup Created PodGroup: job" {
 		t.Errorf("events = %q", ev)
 	}
+	// Not finished (suspended): no JobTerminated.
 	if err := g.Delete(ctx, job, e.fw); err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,8 @@
 package testjobs
 
 import (
+	"time"
+
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -73,5 +75,63 @@ func (w *PodWrapper) DisruptionTarget(reason string) *PodWrapper {
 func (w *PodWrapper) Terminating() *PodWrapper {
 	now := metav1.Now()
 	w.DeletionTimestamp = &now
+	return w
+}
+
+// TerminationMessage sets the message of the last recorded container's termination.
+func (w *PodWrapper) TerminationMessage(msg string) *PodWrapper {
+	s := &w.Status.ContainerStatuses[len(w.Status.ContainerStatuses)-1]
+	s.State.Terminated.Message = msg
+	return w
+}
+
+// Running records a running container.
+func (w *PodWrapper) Running(container string) *PodWrapper {
+	w.Status.ContainerStatuses = append(w.Status.ContainerStatuses, corev1.ContainerStatus{
+		Name:  container,
+		State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{}},
+	})
+	return w
+}
+
+// Waiting records a waiting container (e.g. ImagePullBackOff) with its message.
+func (w *PodWrapper) Waiting(container, reason, message string) *PodWrapper {
+	w.Status.ContainerStatuses = append(w.Status.ContainerStatuses, waiting(container, reason, message))
+	return w
+}
+
+// InitWaiting records a waiting init container.
+func (w *PodWrapper) InitWaiting(container, reason, message string) *PodWrapper {
+	w.Status.InitContainerStatuses = append(w.Status.InitContainerStatuses, waiting(container, reason, message))
+	return w
+}
+
+// InitTerminated records a terminated init container.
+func (w *PodWrapper) InitTerminated(container string, code int32, reason, message string) *PodWrapper {
+	w.Status.InitContainerStatuses = append(w.Status.InitContainerStatuses, corev1.ContainerStatus{
+		Name:  container,
+		State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: code, Reason: reason, Message: message}},
+	})
+	return w
+}
+
+func waiting(container, reason, message string) corev1.ContainerStatus {
+	return corev1.ContainerStatus{
+		Name:  container,
+		State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: reason, Message: message}},
+	}
+}
+
+// Condition adds a pod condition that last changed at the given time.
+func (w *PodWrapper) Condition(t corev1.PodConditionType, status corev1.ConditionStatus, reason, message string, at time.Time) *PodWrapper {
+	w.Status.Conditions = append(w.Status.Conditions, corev1.PodCondition{
+		Type: t, Status: status, Reason: reason, Message: message, LastTransitionTime: metav1.NewTime(at),
+	})
+	return w
+}
+
+// ControlledBy makes a job the pod's controller owner.
+func (w *PodWrapper) ControlledBy(kind, name, uid string) *PodWrapper {
+	w.OwnerReferences = []metav1.OwnerReference{{APIVersion: "kubeflow.org/v1", Kind: kind, Name: name, UID: types.UID(uid), Controller: new(true)}}
 	return w
 }

@@ -113,6 +113,23 @@ func (w *PyTorchJobWrapper) ManagedBy(m string) *PyTorchJobWrapper {
 	return w
 }
 
+// NodeSelector sets a nodeSelector entry on one replica type's pods.
+func (w *PyTorchJobWrapper) NodeSelector(rt kubeflowv1.ReplicaType, k, v string) *PyTorchJobWrapper {
+	t := &w.Spec.PyTorchReplicaSpecs[rt].Template.Spec
+	if t.NodeSelector == nil {
+		t.NodeSelector = map[string]string{}
+	}
+	t.NodeSelector[k] = v
+	return w
+}
+
+// SchedulingGate holds one replica type's pods back from scheduling.
+func (w *PyTorchJobWrapper) SchedulingGate(rt kubeflowv1.ReplicaType, name string) *PyTorchJobWrapper {
+	t := &w.Spec.PyTorchReplicaSpecs[rt].Template.Spec
+	t.SchedulingGates = append(t.SchedulingGates, corev1.PodSchedulingGate{Name: name})
+	return w
+}
+
 // NprocPerNode sets spec.nprocPerNode.
 func (w *PyTorchJobWrapper) NprocPerNode(n string) *PyTorchJobWrapper {
 	w.Spec.NprocPerNode = &n

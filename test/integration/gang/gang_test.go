@@ -261,6 +261,12 @@ func (s *suite) testVolcano(t *testing.T) {
 	}, timeout, interval).Should(BeTrue())
 	g.Eventually(func(g Gomega) []string { return s.eventNotes(ctx, g, ns, gang.ReasonDeletePodGroup) }, timeout, interval).
 		Should(ConsistOf("Deleted PodGroup: vc"))
+	// v1's announcement, once (v1 repeated it on every reconcile of the finished job).
+	g.Eventually(func(g Gomega) []string { return s.eventNotes(ctx, g, ns, gang.ReasonJobTerminated) }, timeout, interval).
+		Should(Equal([]string{"Job has been terminated. Deleting PodGroup"}))
+	s.updateJob(ctx, g, ns, "vc", func(j *kubeflowv1.PyTorchJob) { j.Labels = map[string]string{"example.com/touched": "1"} })
+	g.Consistently(func(g Gomega) []string { return s.eventNotes(ctx, g, ns, gang.ReasonJobTerminated) }, 3*time.Second, interval).
+		Should(HaveLen(1))
 }
 
 // testSchedulerPlugins: missing CRD then install, the coscheduling PodGroup
@@ -309,6 +315,7 @@ func (s *suite) testSchedulerPlugins(t *testing.T) {
 		return apierrors.IsNotFound(s.k8s.Get(ctx, key, &schedpluginsv1alpha1.PodGroup{}))
 	}, timeout, interval).Should(BeTrue())
 	g.Eventually(func(g Gomega) []corev1.Pod { return s.pods(ctx, g, ns, "sp") }, timeout, interval).Should(BeEmpty())
+	g.Expect(s.eventNotes(ctx, g, ns, gang.ReasonJobTerminated)).To(BeEmpty(), "a suspended job is not terminated")
 	s.updateJob(ctx, g, ns, "sp", func(j *kubeflowv1.PyTorchJob) { j.Spec.RunPolicy.Suspend = ptr.To(false) })
 	g.Eventually(func() error { return s.k8s.Get(ctx, key, &pg) }, timeout, interval).Should(Succeed())
 
@@ -319,6 +326,8 @@ func (s *suite) testSchedulerPlugins(t *testing.T) {
 	}, timeout, interval).Should(BeTrue())
 	g.Eventually(func(g Gomega) []string { return s.eventNotes(ctx, g, ns, gang.ReasonDeletePodGroup) }, timeout, interval).
 		Should(HaveLen(2))
+	g.Eventually(func(g Gomega) []string { return s.eventNotes(ctx, g, ns, gang.ReasonJobTerminated) }, timeout, interval).
+		Should(Equal([]string{"Job has been terminated. Deleting PodGroup"}))
 }
 
 // TestNativeGang: two jobs each needing 12 of the 16 GPUs as one gang. With
