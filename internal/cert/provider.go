@@ -32,6 +32,14 @@ limitations under the License.
 // Until the certificate files are in place the webhook server is not
 // started (see WaitingServer) and /readyz fails with "certificates are not
 // ready"; controllers start right away.
+//
+// Why not github.com/open-policy-agent/cert-controller (v0.16.0) pkg/rotator:
+// its serving certificate has DNS names only (no IP SANs), so a clientURL
+// such as https://127.0.0.1:9443 (make dev, e2e, the integration tests)
+// fails the API server's TLS check; it only updates an existing Secret and
+// never writes the certificate files (it expects the Secret mounted, while
+// the chart uses an emptyDir); and it neither creates nor trims webhook
+// configurations.
 package cert
 
 import (

@@ -15,31 +15,52 @@ limitations under the License.
 */
 
 // Package metricsauth protects the secure metrics endpoint with the API
-// server's authentication and authorization. It lives outside package main
-// so that the integration tests run exactly the filter the binary runs.
+// server's delegated authentication (TokenReview) and authorization
+// (SubjectAccessReview), both from k8s.io/apiserver, which also caches the
+// reviews and retries them. It lives outside package main so that the
+// integration tests run exactly the filter the binary runs.
+//
+// controller-runtime's filters.WithAuthenticationAndAuthorization builds on
+// the same authenticator but answers 500 to a bearer token the API server
+// rejects (the authenticator reports a rejected token as an error); callers
+// with a bad token get 401 here, as from the API server itself.
 package metricsauth
 
 import (
 	"fmt"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/go-logr/logr"
-	authenticationv1 "k8s.io/api/authentication/v1"
-	authorizationv1 "k8s.io/api/authorization/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	apiserverconfig "k8s.io/apiserver/pkg/apis/apiserver"
+	"k8s.io/apiserver/pkg/authentication/authenticatorfactory"
+	"k8s.io/apiserver/pkg/authorization/authorizer"
+	"k8s.io/apiserver/pkg/authorization/authorizerfactory"
 	authenticationclient "k8s.io/client-go/kubernetes/typed/authentication/v1"
 	authorizationclient "k8s.io/client-go/kubernetes/typed/authorization/v1"
 	"k8s.io/client-go/rest"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 )
 
-// Filter is a metricsserver.FilterProvider: the caller's bearer token is
-// authenticated with a TokenReview and the request authorized with a
-// SubjectAccessReview on the non-resource URL (e.g. GET /metrics), which is
-// what Prometheus' ServiceAccount needs RBAC for. It is a small stand-in for
-// controller-runtime's filters package, which would link the whole
-// k8s.io/apiserver module into the binary.
+const (
+	// Reviews are cached so that every scrape does not cost two API calls;
+	// denials briefly, so that a newly bound scraper gets through soon.
+	tokenCacheTTL = time.Minute
+	allowCacheTTL = time.Minute
+	denyCacheTTL  = 10 * time.Second
+	reviewTimeout = 10 * time.Second
+)
+
+// reviewBackoff retries reviews that fail on the API server for about
+// three seconds before the request fails.
+var reviewBackoff = wait.Backoff{Duration: 300 * time.Millisecond, Factor: 2, Jitter: 0.1, Steps: 4}
+
+// Filter is a metricsserver.FilterProvider: the caller's bearer token must
+// authenticate and the user be allowed the verb on the non-resource URL
+// (GET /metrics), which is what Prometheus' ServiceAccount needs RBAC for.
+// The operator needs create on tokenreviews and subjectaccessreviews.
 func Filter(c *rest.Config, httpClient *http.Client) (metricsserver.Filter, error) {
 	authn, err := authenticationclient.NewForConfigAndClient(c, httpClient)
 	if err != nil {
@@ -49,49 +70,44 @@ func Filter(c *rest.Config, httpClient *http.Client) (metricsserver.Filter, erro
 	if err != nil {
 		return nil, err
 	}
+	authenticator, _, err := authenticatorfactory.DelegatingAuthenticatorConfig{
+		Anonymous:                &apiserverconfig.AnonymousAuthConfig{Enabled: false},
+		TokenAccessReviewClient:  authn,
+		TokenAccessReviewTimeout: reviewTimeout,
+		WebhookRetryBackoff:      &reviewBackoff,
+		CacheTTL:                 tokenCacheTTL,
+	}.New()
+	if err != nil {
+		return nil, fmt.Errorf("metrics authenticator: %w", err)
+	}
+	authorize, err := authorizerfactory.DelegatingAuthorizerConfig{
+		SubjectAccessReviewClient: authz,
+		AllowCacheTTL:             allowCacheTTL,
+		DenyCacheTTL:              denyCacheTTL,
+		WebhookRetryBackoff:       &reviewBackoff,
+	}.New()
+	if err != nil {
+		return nil, fmt.Errorf("metrics authorizer: %w", err)
+	}
 	return func(log logr.Logger, next http.Handler) (http.Handler, error) {
 		return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
-			token, ok := strings.CutPrefix(req.Header.Get("Authorization"), "Bearer ")
-			if !ok || token == "" {
+			res, ok, err := authenticator.AuthenticateRequest(req)
+			if err != nil || !ok {
+				// A failing TokenReview call is logged by the authenticator.
+				log.V(1).Info("metrics request not authenticated", "error", err)
 				http.Error(w, "Unauthorized", http.StatusUnauthorized)
 				return
 			}
-			tr, err := authn.TokenReviews().Create(req.Context(), &authenticationv1.TokenReview{
-				Spec: authenticationv1.TokenReviewSpec{Token: token},
-			}, metav1.CreateOptions{})
+			attrs := authorizer.AttributesRecord{User: res.User, Verb: strings.ToLower(req.Method), Path: req.URL.Path}
+			decision, reason, err := authorize.Authorize(req.Context(), attrs)
 			if err != nil {
-				log.Error(err, "metrics authentication failed")
-				http.Error(w, "Authentication failed", http.StatusInternalServerError)
-				return
-			}
-			if !tr.Status.Authenticated {
-				http.Error(w, "Unauthorized", http.StatusUnauthorized)
-				return
-			}
-			user := tr.Status.User
-			extra := make(map[string]authorizationv1.ExtraValue, len(user.Extra))
-			for k, v := range user.Extra {
-				extra[k] = authorizationv1.ExtraValue(v)
-			}
-			sar, err := authz.SubjectAccessReviews().Create(req.Context(), &authorizationv1.SubjectAccessReview{
-				Spec: authorizationv1.SubjectAccessReviewSpec{
-					User:   user.Username,
-					UID:    user.UID,
-					Groups: user.Groups,
-					Extra:  extra,
-					NonResourceAttributes: &authorizationv1.NonResourceAttributes{
-						Path: req.URL.Path,
-						Verb: strings.ToLower(req.Method),
-					},
-				},
-			}, metav1.CreateOptions{})
-			if err != nil {
-				log.Error(err, "metrics authorization failed")
+				log.Error(err, "metrics authorization failed", "user", res.User.GetName())
 				http.Error(w, "Authorization failed", http.StatusInternalServerError)
 				return
 			}
-			if !sar.Status.Allowed {
-				http.Error(w, fmt.Sprintf("Forbidden (user=%s, verb=%s, path=%s)", user.Username, strings.ToLower(req.Method), req.URL.Path), http.StatusForbidden)
+			if decision != authorizer.DecisionAllow {
+				log.V(1).Info("metrics request forbidden", "user", res.User.GetName(), "reason", reason)
+				http.Error(w, fmt.Sprintf("Forbidden (user=%s, verb=%s, path=%s)", res.User.GetName(), attrs.Verb, attrs.Path), http.StatusForbidden)
 				return
 			}
 			next.ServeHTTP(w, req)
