@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds the local control plane (etcd, kube-apiserver, kube-controller-manager,
-# kube-scheduler, kwok, helm) from the Go module proxy into a cache folder kept
-# outside the clone, so fresh clones on the same machine reuse it.
+# kube-scheduler, kwok, helm, kueue) from the Go module proxy into a cache folder
+# kept outside the clone, so fresh clones on the same machine reuse it.
 # Usage: hack/controlplane.sh [--print-dir]
 set -euo pipefail
 
@@ -10,11 +10,15 @@ K8S_VERSION=v1.37.2
 K8S_STAGING_VERSION=v0.37.2
 KWOK_VERSION=v0.8.0
 HELM_VERSION=v3.22.0
+KUEUE_VERSION=v0.17.0
 
 key="etcd-${ETCD_VERSION}_k8s-${K8S_VERSION}_kwok-${KWOK_VERSION}_helm-${HELM_VERSION}"
 cache_root="${TRAINING_OPERATOR_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/training-operator}"
 dir="${cache_root}/controlplane/${key}"
 bin="${dir}/bin"
+# Kueue lives in a sibling folder keyed by its own version (linked into bin), so
+# bumping it does not rebuild kubernetes and adding it did not invalidate bin.
+kueue_dir="${cache_root}/controlplane/kueue-${KUEUE_VERSION}"
 
 if [[ "${1:-}" == "--print-dir" ]]; then
   echo "${bin}"
@@ -118,6 +122,29 @@ build_helm() {
   mark helm
 }
 
+# The e2e suite runs kueue out of cluster and installs its CRDs and webhooks
+# itself, so the manifests shipped in the module are kept next to the binary.
+build_kueue() {
+  if ! [[ -x "${kueue_dir}/bin/kueue" && -f "${kueue_dir}/bin/.kueue.ok" ]]; then
+    log "building kueue ${KUEUE_VERSION}"
+    mkdir -p "${kueue_dir}/bin"
+    GOBIN="${kueue_dir}/bin" go install -trimpath \
+      -ldflags="-s -w -X sigs.k8s.io/kueue/pkg/version.GitVersion=${KUEUE_VERSION}" \
+      "sigs.k8s.io/kueue/cmd/kueue@${KUEUE_VERSION}"
+    local src
+    # Outside our module, so the download cannot touch its go.mod.
+    src="$(cd "${kueue_dir}" && go mod download -json "sigs.k8s.io/kueue@${KUEUE_VERSION}" | sed -n 's/^\t"Dir": "\(.*\)",$/\1/p')"
+    rm -rf "${kueue_dir}/manifests"
+    mkdir -p "${kueue_dir}/manifests/crd"
+    cp "${src}"/config/components/crd/bases/*.yaml "${kueue_dir}/manifests/crd/"
+    cp "${src}/config/components/webhook/manifests.yaml" "${kueue_dir}/manifests/webhook.yaml"
+    chmod -R u+w "${kueue_dir}/manifests"
+    touch "${kueue_dir}/bin/.kueue.ok"
+  fi
+  ln -sfn "${kueue_dir}/bin/kueue" "${bin}/kueue"
+  ln -sfn "${kueue_dir}/manifests" "${bin}/kueue-manifests"
+}
+
 # One writer at a time: concurrent callers wait for the first build.
 exec 9>"${dir}/.lock"
 flock 9
@@ -126,5 +153,6 @@ build_etcd
 build_k8s
 build_kwok
 build_helm
+build_kueue
 log "control plane ready in ${bin} ($(( $(date +%s) - start ))s)"
 echo "${bin}"

@@ -46,10 +46,19 @@ func exitAfter(code int, delay string) map[string]string {
 // ServiceAccount (pods are refused without it). On failure the namespace's
 // objects are saved as artifacts; then the namespace is deleted.
 func newNamespace(ctx context.Context, prefix string) string {
+	return newNamespaceWithLabels(ctx, prefix, nil)
+}
+
+// newNamespaceWithLabels is newNamespace with extra labels, set at creation
+// so that admission already sees them on the namespace's first objects.
+func newNamespaceWithLabels(ctx context.Context, prefix string, labels map[string]string) string {
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{
 		GenerateName: "e2e-" + prefix + "-",
 		Labels:       map[string]string{"e2e.training-operator.kubeflow.org/suite": "true"},
 	}}
+	for k, v := range labels {
+		ns.Labels[k] = v
+	}
 	Expect(k8s.Create(ctx, ns)).To(Succeed())
 	DeferCleanup(func(ctx SpecContext) {
 		if CurrentSpecReport().Failed() {

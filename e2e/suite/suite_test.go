@@ -13,6 +13,10 @@
 //     operator is already installed (helm) in E2E_OPERATOR_NAMESPACE (default:
 //     wherever the Deployment "training-operator" is); nothing is started.
 //
+// The Kueue specs (kueue_test.go) start Kueue themselves in local mode (from
+// the control-plane cache) and need it installed otherwise; they skip when
+// it is missing.
+//
 // Either way no spec runs before the operator is Ready and a dry-run create
 // has passed through its webhooks. Every spec works in its own namespace, so
 // specs run in parallel (ginkgo --procs). On failure the namespace's jobs,

@@ -1,0 +1,422 @@
+package suite
+
+import (
+	"bytes"
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"errors"
+	"fmt"
+	"io"
+	"math/big"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	admissionv1 "k8s.io/api/admissionregistration/v1"
+	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/seed-d8a409e9/training-operator/internal/testjobs"
+	"github.com/seed-d8a409e9/training-operator/test/util"
+)
+
+// Kueue (sigs.k8s.io/kueue) is built by hack/controlplane.sh into its own
+// cache folder and linked into the control-plane bin folder as "kueue", with
+// the CRDs and webhook manifests of its module in "kueue-manifests".
+const (
+	kueueNamespace = "kueue-system"
+	// kueueNSLabel scopes Kueue's webhooks on our kinds to the Kueue specs'
+	// namespaces, so a slow Kueue cannot fail other specs' job creates.
+	kueueNSLabel = "e2e.training-operator.kubeflow.org/kueue"
+	// kueueMetricsCerts is fixed in Kueue v0.17 when its internal cert
+	// management is off; it exits at start without a key pair there.
+	kueueMetricsCerts = "/etc/kueue/metrics/certs"
+	kueueWebhookName  = "e2e-kueue"
+	// kueueProbeNamespace holds the dry-run creates that check Kueue's webhooks.
+	kueueProbeNamespace = "e2e-kueue-probe"
+)
+
+var kueueGroup = schema.GroupVersion{Group: "kueue.x-k8s.io", Version: "v1beta2"}
+
+// kueueFrameworks are Kueue's integrations of our kinds; its
+// kubeflow.org/mpijob is mpi-operator's v2beta1 MPIJob, not ours.
+var kueueFrameworks = []string{
+	"kubeflow.org/pytorchjob", "kubeflow.org/tfjob", "kubeflow.org/xgboostjob",
+	"kubeflow.org/paddlejob", "kubeflow.org/jaxjob",
+}
+
+// waitForPodsReadyConfig is the Kueue configuration section of the
+// waitForPodsReady specs; the other specs run without it.
+type waitForPodsReadyConfig struct {
+	Timeout           string
+	BackoffBaseSecs   int
+	BackoffLimitCount int
+}
+
+// kueueProcess is Kueue running out of cluster (local mode only).
+type kueueProcess struct {
+	bin, manifests string
+	dir            string
+	cmd            *exec.Cmd
+	logPath        string
+	readyzURL      string
+	webhookAddr    string
+	caPEM          []byte
+	done           chan struct{}
+	err            error
+}
+
+// kueueBinaries returns Kueue's binary and manifests folder, or a reason
+// why they are missing.
+func kueueBinaries() (bin, manifests string, missing string) {
+	dir := os.Getenv("KUBEBUILDER_ASSETS")
+	if dir == "" {
+		return "", "", "$KUBEBUILDER_ASSETS is not set"
+	}
+	bin, manifests = filepath.Join(dir, "kueue"), filepath.Join(dir, "kueue-manifests")
+	if _, err := os.Stat(bin); err != nil {
+		return "", "", fmt.Sprintf("no Kueue binary in %s (run `make controlplane`)", dir)
+	}
+	if _, err := os.Stat(filepath.Join(manifests, "webhook.yaml")); err != nil {
+		return "", "", fmt.Sprintf("no Kueue manifests in %s (run `make controlplane`)", manifests)
+	}
+	return bin, manifests, ""
+}
+
+// kueueInstalled reports whether an external cluster has Kueue's API.
+func kueueInstalled(ctx context.Context) bool {
+	var crd apiextensionsv1.CustomResourceDefinition
+	return k8s.Get(ctx, client.ObjectKey{Name: "clusterqueues.kueue.x-k8s.io"}, &crd) == nil
+}
+
+// setupKueue makes Kueue available to the Kueue specs: in local mode it
+// installs Kueue's CRDs and starts it; on an external cluster it needs
+// Kueue installed there. It skips (with the reason) otherwise.
+func setupKueue(ctx context.Context) *kueueProcess {
+	if !cfg.Local {
+		if !kueueInstalled(ctx) {
+			Skip("Kueue specs: the external cluster ($" + EnvKubeconfig + ") has no Kueue installed")
+		}
+		return nil
+	}
+	bin, manifests, missing := kueueBinaries()
+	if missing != "" {
+		Skip("Kueue specs: " + missing)
+	}
+	if err := ensureKueueMetricsCerts(); err != nil {
+		Skip(fmt.Sprintf("Kueue specs: Kueue needs a metrics key pair in %s: %v", kueueMetricsCerts, err))
+	}
+	Expect(util.InstallCRDs(ctx, restCfg, filepath.Join(manifests, "crd"))).To(Succeed())
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: kueueNamespace}}
+	Expect(client.IgnoreAlreadyExists(k8s.Create(ctx, ns))).To(Succeed())
+
+	dir := filepath.Join(filepath.Dir(cfg.Kubeconfig), "kueue")
+	Expect(os.MkdirAll(filepath.Join(dir, "certs"), 0o755)).To(Succeed())
+	p := &kueueProcess{bin: bin, manifests: manifests, dir: dir}
+	p.caPEM = writeServingCert(filepath.Join(dir, "certs"))
+	p.start(ctx, nil)
+	p.registerWebhooks(ctx)
+	p.waitWebhooks(ctx)
+	return p
+}
+
+// start runs Kueue with the suite's configuration (plus waitForPodsReady
+// when given) and waits until it is ready. The webhook address is kept
+// across restarts, so the registered webhooks stay valid.
+func (p *kueueProcess) start(ctx context.Context, wfpr *waitForPodsReadyConfig) {
+	if p.webhookAddr == "" {
+		p.webhookAddr = freeAddr()
+	}
+	health := freeAddr()
+	host, port, _ := net.SplitHostPort(p.webhookAddr)
+	var b strings.Builder
+	fmt.Fprintf(&b, `apiVersion: config.kueue.x-k8s.io/v1beta2
+kind: Configuration
+namespace: %s
+manageJobsWithoutQueueName: false
+internalCertManagement:
+  enable: false
+leaderElection:
+  leaderElect: false
+health:
+  healthProbeBindAddress: %s
+# "0" turns the metrics server off; its certificate is still read at start.
+metrics:
+  bindAddress: "0"
+webhook:
+  host: %s
+  port: %s
+  certDir: %s
+integrations:
+  frameworks:
+`, kueueNamespace, health, host, port, filepath.Join(p.dir, "certs"))
+	for _, f := range kueueFrameworks {
+		fmt.Fprintf(&b, "  - %s\n", f)
+	}
+	if wfpr != nil {
+		fmt.Fprintf(&b, `waitForPodsReady:
+  timeout: %s
+  blockAdmission: false
+  requeuingStrategy:
+    timestamp: Eviction
+    backoffBaseSeconds: %d
+    backoffLimitCount: %d
+`, wfpr.Timeout, wfpr.BackoffBaseSecs, wfpr.BackoffLimitCount)
+	}
+	configPath := filepath.Join(p.dir, "config.yaml")
+	Expect(os.WriteFile(configPath, []byte(b.String()), 0o644)).To(Succeed())
+
+	p.logPath = filepath.Join(p.dir, fmt.Sprintf("kueue-%s.log", time.Now().Format("150405.000")))
+	p.readyzURL = "http://" + health + "/readyz"
+	p.done = make(chan struct{})
+	logFile, err := os.Create(p.logPath)
+	Expect(err).NotTo(HaveOccurred())
+	// VisibilityOnDemand serves an aggregated API, which needs in-cluster wiring.
+	p.cmd = exec.Command(p.bin, "--config", configPath, "--kubeconfig", cfg.Kubeconfig,
+		"--feature-gates=VisibilityOnDemand=false", "--zap-log-level=2")
+	p.cmd.Stdout, p.cmd.Stderr = logFile, logFile
+	p.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	Expect(spawn(p.cmd)).To(Succeed())
+	done, cmd := p.done, p.cmd
+	go func() {
+		p.err = cmd.Wait()
+		logFile.Close()
+		close(done)
+	}()
+	GinkgoWriter.Printf("e2e: kueue pid %d, config %s, log %s\n", p.cmd.Process.Pid, configPath, p.logPath)
+
+	Eventually(ctx, func(g Gomega) {
+		if p.exited() {
+			StopTrying(fmt.Sprintf("Kueue exited: %v\n%s", p.err, tailFile(p.logPath, 40))).Now()
+		}
+		resp, err := http.Get(p.readyzURL)
+		g.Expect(err).NotTo(HaveOccurred())
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		g.Expect(resp.StatusCode).To(Equal(http.StatusOK), "readyz: %s", body)
+	}).WithTimeout(2 * time.Minute).Should(Succeed())
+}
+
+func (p *kueueProcess) exited() bool {
+	select {
+	case <-p.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// stop sends SIGTERM and waits; Kueue is killed if it does not exit.
+func (p *kueueProcess) stop() {
+	if p == nil || p.cmd == nil || p.exited() {
+		return
+	}
+	_ = p.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-p.done:
+	case <-time.After(30 * time.Second):
+		_ = p.cmd.Process.Kill()
+		<-p.done
+	}
+}
+
+// restart replaces the running Kueue with one of another configuration.
+func (p *kueueProcess) restart(ctx context.Context, wfpr *waitForPodsReadyConfig) {
+	p.stop()
+	p.start(ctx, wfpr)
+	p.waitWebhooks(ctx)
+}
+
+// registerWebhooks installs Kueue's webhook manifests with URLs to the
+// local Kueue and our CA, keeping only what this Kueue serves: its own API
+// and our kubeflow.org/v1 kinds (those limited to the Kueue namespaces).
+func (p *kueueProcess) registerWebhooks(ctx context.Context) {
+	data, err := os.ReadFile(filepath.Join(p.manifests, "webhook.yaml"))
+	Expect(err).NotTo(HaveOccurred())
+	keep := func(path string) (ok, ours bool) {
+		switch {
+		case strings.Contains(path, "-kueue-x-k8s-io-"):
+			return true, false
+		case strings.Contains(path, "-kubeflow-org-v1-"):
+			return true, true
+		}
+		return false, false
+	}
+	clientConfig := func(cc *admissionv1.WebhookClientConfig) {
+		url := "https://" + p.webhookAddr + ptr.Deref(cc.Service.Path, "/")
+		cc.Service, cc.URL, cc.CABundle = nil, &url, p.caPEM
+	}
+	scope := &metav1.LabelSelector{MatchLabels: map[string]string{kueueNSLabel: "true"}}
+	dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(data), 4096)
+	for {
+		var u unstructured.Unstructured
+		if err := dec.Decode(&u.Object); errors.Is(err, io.EOF) {
+			break
+		} else {
+			Expect(err).NotTo(HaveOccurred())
+		}
+		raw, err := u.MarshalJSON()
+		Expect(err).NotTo(HaveOccurred())
+		switch u.GetKind() {
+		case "MutatingWebhookConfiguration":
+			var c admissionv1.MutatingWebhookConfiguration
+			Expect(utilyaml.Unmarshal(raw, &c)).To(Succeed())
+			var hooks []admissionv1.MutatingWebhook
+			for _, h := range c.Webhooks {
+				if ok, ours := keep(ptr.Deref(h.ClientConfig.Service.Path, "")); ok {
+					clientConfig(&h.ClientConfig)
+					if ours {
+						h.NamespaceSelector = scope
+					}
+					hooks = append(hooks, h)
+				}
+			}
+			c.ObjectMeta = metav1.ObjectMeta{Name: kueueWebhookName}
+			c.Webhooks = hooks
+			upsert(ctx, &c)
+		case "ValidatingWebhookConfiguration":
+			var c admissionv1.ValidatingWebhookConfiguration
+			Expect(utilyaml.Unmarshal(raw, &c)).To(Succeed())
+			var hooks []admissionv1.ValidatingWebhook
+			for _, h := range c.Webhooks {
+				if ok, ours := keep(ptr.Deref(h.ClientConfig.Service.Path, "")); ok {
+					clientConfig(&h.ClientConfig)
+					if ours {
+						h.NamespaceSelector = scope
+					}
+					hooks = append(hooks, h)
+				}
+			}
+			c.ObjectMeta = metav1.ObjectMeta{Name: kueueWebhookName}
+			c.Webhooks = hooks
+			upsert(ctx, &c)
+		}
+	}
+}
+
+// unregisterWebhooks removes Kueue's webhooks before Kueue stops, so
+// nothing is left calling a dead endpoint.
+func (p *kueueProcess) unregisterWebhooks(ctx context.Context) {
+	for _, o := range []client.Object{
+		&admissionv1.MutatingWebhookConfiguration{ObjectMeta: metav1.ObjectMeta{Name: kueueWebhookName}},
+		&admissionv1.ValidatingWebhookConfiguration{ObjectMeta: metav1.ObjectMeta{Name: kueueWebhookName}},
+		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: kueueProbeNamespace}},
+	} {
+		Expect(client.IgnoreNotFound(k8s.Delete(ctx, o))).To(Succeed())
+	}
+}
+
+func upsert(ctx context.Context, obj client.Object) {
+	err := k8s.Create(ctx, obj)
+	if apierrors.IsAlreadyExists(err) {
+		existing := obj.DeepCopyObject().(client.Object)
+		Expect(k8s.Get(ctx, client.ObjectKeyFromObject(obj), existing)).To(Succeed())
+		obj.SetResourceVersion(existing.GetResourceVersion())
+		err = k8s.Update(ctx, obj)
+	}
+	Expect(err).NotTo(HaveOccurred())
+}
+
+// waitWebhooks waits until admission goes through Kueue: a dry-run create
+// of a queued job in a Kueue namespace comes back suspended.
+func (p *kueueProcess) waitWebhooks(ctx context.Context) {
+	probeNS := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{
+		Name:   kueueProbeNamespace,
+		Labels: map[string]string{kueueNSLabel: "true"},
+	}}
+	Expect(client.IgnoreAlreadyExists(k8s.Create(ctx, probeNS))).To(Succeed())
+	Eventually(ctx, func(g Gomega) {
+		if p.exited() {
+			StopTrying(fmt.Sprintf("Kueue exited: %v\n%s", p.err, tailFile(p.logPath, 40))).Now()
+		}
+		job := testjobs.MakePyTorchJob("kueue-probe", probeNS.Name).Master(1).Obj()
+		job.Labels = map[string]string{kueueQueueLabel: "probe"}
+		g.Expect(k8s.Create(ctx, job, client.DryRunAll)).To(Succeed())
+		g.Expect(ptr.Deref(job.Spec.RunPolicy.Suspend, false)).To(BeTrue(), "Kueue's defaulting webhook did not suspend the job")
+	}).WithTimeout(2 * time.Minute).Should(Succeed())
+}
+
+// ensureKueueMetricsCerts writes a throwaway key pair where Kueue reads its
+// metrics certificate, unless a valid one is there (machines running
+// several suites share the path; the metrics server itself is off).
+func ensureKueueMetricsCerts() error {
+	crt, key := filepath.Join(kueueMetricsCerts, "tls.crt"), filepath.Join(kueueMetricsCerts, "tls.key")
+	if _, err := tls.LoadX509KeyPair(crt, key); err == nil {
+		return nil
+	}
+	if err := os.MkdirAll(kueueMetricsCerts, 0o755); err != nil {
+		return err
+	}
+	tmp, err := os.MkdirTemp(kueueMetricsCerts, ".tmp-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	writeServingCert(tmp)
+	// Key first: a reader that sees the new certificate also finds its key.
+	if err := os.Rename(filepath.Join(tmp, "tls.key"), key); err != nil {
+		return err
+	}
+	return os.Rename(filepath.Join(tmp, "tls.crt"), crt)
+}
+
+// writeServingCert writes tls.crt and tls.key for 127.0.0.1 signed by a new
+// CA into dir and returns the CA certificate (the webhooks' caBundle).
+func writeServingCert(dir string) []byte {
+	now := time.Now().Add(-time.Hour)
+	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	Expect(err).NotTo(HaveOccurred())
+	caTmpl := &x509.Certificate{
+		SerialNumber:          big.NewInt(1),
+		Subject:               pkix.Name{CommonName: "e2e-kueue-ca"},
+		NotBefore:             now,
+		NotAfter:              now.Add(24 * time.Hour),
+		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature,
+		BasicConstraintsValid: true,
+		IsCA:                  true,
+	}
+	caDER, err := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, caKey.Public(), caKey)
+	Expect(err).NotTo(HaveOccurred())
+	ca, err := x509.ParseCertificate(caDER)
+	Expect(err).NotTo(HaveOccurred())
+
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	Expect(err).NotTo(HaveOccurred())
+	leaf := &x509.Certificate{
+		SerialNumber: big.NewInt(2),
+		Subject:      pkix.Name{CommonName: "kueue-webhook"},
+		NotBefore:    now,
+		NotAfter:     now.Add(24 * time.Hour),
+		KeyUsage:     x509.KeyUsageDigitalSignature,
+		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+		IPAddresses:  []net.IP{net.ParseIP("127.0.0.1")},
+		DNSNames:     []string{"localhost"},
+	}
+	der, err := x509.CreateCertificate(rand.Reader, leaf, ca, key.Public(), caKey)
+	Expect(err).NotTo(HaveOccurred())
+	keyDER, err := x509.MarshalECPrivateKey(key)
+	Expect(err).NotTo(HaveOccurred())
+	Expect(os.WriteFile(filepath.Join(dir, "tls.crt"), pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o644)).To(Succeed())
+	Expect(os.WriteFile(filepath.Join(dir, "tls.key"), pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: keyDER}), 0o600)).To(Succeed())
+	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: caDER})
+}

@@ -1,0 +1,651 @@
+package suite
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	kubeflowv1 "github.com/seed-d8a409e9/training-operator/apis/kubeflow.org/v1"
+	"github.com/seed-d8a409e9/training-operator/e2e/cluster"
+	"github.com/seed-d8a409e9/training-operator/internal/testjobs"
+)
+
+const (
+	kueueQueueLabel    = "kueue.x-k8s.io/queue-name"
+	kueuePriorityLabel = "kueue.x-k8s.io/priority-class"
+	multiKueueManager  = "kueue.x-k8s.io/multikueue"
+	kueueLocalQueue    = "queue"
+	// kueueTolerationKey is the taint GPU node pools usually carry; the
+	// flavor's toleration for it must reach every pod.
+	kueueTolerationKey = "nvidia.com/gpu"
+)
+
+// kueueKinds are the kinds Kueue integrates (not our MPIJob, see kueueFrameworks).
+var kueueKinds = []string{
+	kubeflowv1.PyTorchJobKind, kubeflowv1.TFJobKind, kubeflowv1.XGBoostJobKind,
+	kubeflowv1.PaddleJobKind, kubeflowv1.JAXJobKind,
+}
+
+// kueueFlavorLabels are the flavor's nodeLabels: every fake GPU node has them.
+var kueueFlavorLabels = map[string]string{"nvidia.com/gpu.product": cluster.GPUProduct}
+
+func kueueObj(kind, ns, name string, spec map[string]any) *unstructured.Unstructured {
+	u := &unstructured.Unstructured{Object: map[string]any{"spec": spec}}
+	u.SetGroupVersionKind(kueueGroup.WithKind(kind))
+	u.SetNamespace(ns)
+	u.SetName(name)
+	return u
+}
+
+// kueueJob is a job of the given kind with one pod per replica (pods
+// replicas in all), one GPU per pod, queued in the namespace's LocalQueue
+// and created unsuspended. ann goes on every pod template.
+func kueueJob(kind, ns, name string, pods int32, ann map[string]string) client.Object {
+	var obj client.Object
+	switch kind {
+	case kubeflowv1.PyTorchJobKind:
+		w := testjobs.MakePyTorchJob(name, ns).Master(1)
+		if pods > 1 {
+			w.Workers(pods - 1)
+		}
+		obj = w.Obj()
+	case kubeflowv1.TFJobKind:
+		obj = testjobs.MakeTFJob(name, ns).Workers(pods).Obj()
+	case kubeflowv1.XGBoostJobKind:
+		w := testjobs.MakeXGBoostJob(name, ns).Master(1)
+		if pods > 1 {
+			w.Workers(pods - 1)
+		}
+		obj = w.Obj()
+	case kubeflowv1.PaddleJobKind:
+		obj = testjobs.MakePaddleJob(name, ns).Workers(pods).Obj()
+	case kubeflowv1.JAXJobKind:
+		obj = testjobs.MakeJAXJob(name, ns).Workers(pods).Obj()
+	default:
+		Fail("no Kueue integration for " + kind)
+	}
+	obj.SetLabels(map[string]string{kueueQueueLabel: kueueLocalQueue})
+	testjobs.RunPolicy(obj).Suspend = ptr.To(false)
+	for _, rs := range testjobs.ReplicaSpecs(obj) {
+		for k, v := range ann {
+			if rs.Template.Annotations == nil {
+				rs.Template.Annotations = map[string]string{}
+			}
+			rs.Template.Annotations[k] = v
+		}
+		for i := range rs.Template.Spec.Containers {
+			rs.Template.Spec.Containers[i].Resources.Limits = corev1.ResourceList{cluster.GPUResource: resource.MustParse("1")}
+		}
+	}
+	return obj
+}
+
+// kueueQueues creates a namespace (in the scope of Kueue's webhooks) with
+// a LocalQueue on a new ClusterQueue of gpus GPUs in the shared flavor.
+func kueueQueues(ctx context.Context, prefix, flavor string, gpus int) string {
+	ns := newNamespaceWithLabels(ctx, "kueue-"+prefix, map[string]string{kueueNSLabel: "true"})
+	cq := kueueObj("ClusterQueue", "", ns, map[string]any{
+		"namespaceSelector": map[string]any{},
+		"resourceGroups": []any{map[string]any{
+			"coveredResources": []any{string(cluster.GPUResource)},
+			"flavors": []any{map[string]any{
+				"name":      flavor,
+				"resources": []any{map[string]any{"name": string(cluster.GPUResource), "nominalQuota": strconv.Itoa(gpus)}},
+			}},
+		}},
+		"preemption": map[string]any{"withinClusterQueue": "LowerPriority"},
+	})
+	Expect(k8s.Create(ctx, cq)).To(Succeed())
+	DeferCleanup(func(ctx SpecContext) {
+		Expect(client.IgnoreNotFound(k8s.Delete(ctx, cq))).To(Succeed())
+	})
+	lq := kueueObj("LocalQueue", ns, kueueLocalQueue, map[string]any{"clusterQueue": ns})
+	Expect(k8s.Create(ctx, lq)).To(Succeed())
+	// Jobs created before Kueue knows the queue would sit inadmissible.
+	Eventually(ctx, func(g Gomega) {
+		g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(cq), cq)).To(Succeed())
+		g.Expect(kueueCondition(cq, "Active")).To(Equal("True"), "ClusterQueue %s active", ns)
+		g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(lq), lq)).To(Succeed())
+		g.Expect(kueueCondition(lq, "Active")).To(Equal("True"), "LocalQueue %s/%s active", ns, kueueLocalQueue)
+	}).Should(Succeed())
+	return ns
+}
+
+// kueueCondition is the status of a condition of a Kueue object, "" if absent.
+func kueueCondition(u *unstructured.Unstructured, t string) string {
+	s, _ := kueueConditionReason(u, t)
+	return s
+}
+
+func kueueConditionReason(u *unstructured.Unstructured, t string) (status, reason string) {
+	conds, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
+	for _, c := range conds {
+		m, _ := c.(map[string]any)
+		if m["type"] == t {
+			status, _ = m["status"].(string)
+			reason, _ = m["reason"].(string)
+			return status, reason
+		}
+	}
+	return "", ""
+}
+
+func kueueConditionTime(u *unstructured.Unstructured, t string) time.Time {
+	conds, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
+	for _, c := range conds {
+		m, _ := c.(map[string]any)
+		if m["type"] == t {
+			ts, _ := m["lastTransitionTime"].(string)
+			parsed, _ := time.Parse(time.RFC3339, ts)
+			return parsed
+		}
+	}
+	return time.Time{}
+}
+
+// workloadOf is the Workload Kueue made for a job (owned by it).
+func workloadOf(ctx context.Context, kind, ns, job string) (*unstructured.Unstructured, error) {
+	list := &unstructured.UnstructuredList{}
+	list.SetGroupVersionKind(kueueGroup.WithKind("WorkloadList"))
+	if err := k8s.List(ctx, list, client.InNamespace(ns)); err != nil {
+		return nil, err
+	}
+	for i := range list.Items {
+		for _, o := range list.Items[i].GetOwnerReferences() {
+			if o.Kind == kind && o.Name == job {
+				return &list.Items[i], nil
+			}
+		}
+	}
+	return nil, fmt.Errorf("no Workload owned by %s %s/%s yet", kind, ns, job)
+}
+
+// waitWorkload waits until the job's Workload has condition t True.
+func waitWorkload(ctx context.Context, kind, ns, job, t string) *unstructured.Unstructured {
+	var wl *unstructured.Unstructured
+	Eventually(ctx, func(g Gomega) {
+		var err error
+		wl, err = workloadOf(ctx, kind, ns, job)
+		g.Expect(err).NotTo(HaveOccurred())
+		g.Expect(kueueCondition(wl, t)).To(Equal("True"), "Workload %s/%s %s; conditions %v", ns, wl.GetName(), t, nested(wl, "status", "conditions"))
+	}).Should(Succeed())
+	return wl
+}
+
+// getJob reads a job of any kind as a typed object.
+func getJob(ctx context.Context, kind, ns, name string) (client.Object, error) {
+	obj, err := k8s.Scheme().New(jobGVK(kind))
+	if err != nil {
+		return nil, err
+	}
+	job := obj.(client.Object)
+	return job, k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, job)
+}
+
+// expectSuspendedWithoutPods waits until the job is suspended by Kueue and
+// our operator has deleted its pods and reported it.
+func expectSuspendedWithoutPods(ctx context.Context, kind, ns, name string) {
+	Eventually(ctx, func(g Gomega) {
+		job, err := getJob(ctx, kind, ns, name)
+		g.Expect(err).NotTo(HaveOccurred())
+		g.Expect(ptr.Deref(testjobs.RunPolicy(job).Suspend, false)).To(BeTrue(), "spec.runPolicy.suspend")
+		st := testjobs.Status(job)
+		g.Expect(isTrue(st, kubeflowv1.JobSuspended)).To(BeTrue(), "conditions: %s", conditionsString(st))
+		for rt, rs := range st.ReplicaStatuses {
+			g.Expect(rs.Active).To(BeZero(), "replicaStatuses[%s].active", rt)
+		}
+		g.Expect(podNames(jobPods(ctx, ns, name))).To(BeEmpty())
+	}).Should(Succeed())
+}
+
+// expectFlavorOnPods waits for n pods of the job, each carrying the
+// flavor's nodeSelector and toleration.
+func expectFlavorOnPods(ctx context.Context, ns, job string, n int) {
+	Eventually(ctx, func(g Gomega) {
+		pods := jobPods(ctx, ns, job)
+		g.Expect(pods).To(HaveLen(n))
+		for _, p := range pods {
+			for k, v := range kueueFlavorLabels {
+				g.Expect(p.Spec.NodeSelector).To(HaveKeyWithValue(k, v), "pod %s", p.Name)
+			}
+			g.Expect(p.Spec.Tolerations).To(ContainElement(And(
+				HaveField("Key", kueueTolerationKey), HaveField("Operator", corev1.TolerationOpExists),
+				HaveField("Effect", corev1.TaintEffectNoSchedule))), "pod %s", p.Name)
+		}
+	}).Should(Succeed())
+}
+
+// workloadEvents sums the counts of the Workload's events whose reason
+// satisfies match.
+func workloadEvents(ctx context.Context, ns, wl string, match func(reason string) bool) int32 {
+	var evs corev1.EventList
+	Expect(k8s.List(ctx, &evs, client.InNamespace(ns))).To(Succeed())
+	var n int32
+	for _, e := range evs.Items {
+		if e.InvolvedObject.Kind == "Workload" && e.InvolvedObject.Name == wl && match(e.Reason) {
+			n += max(e.Count, 1)
+			if e.Series != nil {
+				n += e.Series.Count - 1
+			}
+		}
+	}
+	return n
+}
+
+var _ = Describe("Kueue", Ordered, ContinueOnFailure, Label("kueue"), func() {
+	var (
+		kq     *kueueProcess
+		flavor = "e2e-gpu"
+	)
+
+	BeforeAll(func(ctx SpecContext) {
+		begin := time.Now()
+		kq = setupKueue(ctx)
+		// A flavor of the fake GPU nodes whose pods tolerate the usual GPU taint.
+		rf := kueueObj("ResourceFlavor", "", flavor, map[string]any{
+			"nodeLabels": map[string]any{"nvidia.com/gpu.product": cluster.GPUProduct},
+			"tolerations": []any{map[string]any{
+				"key": kueueTolerationKey, "operator": "Exists", "effect": "NoSchedule",
+			}},
+		})
+		Expect(client.IgnoreAlreadyExists(k8s.Create(ctx, rf))).To(Succeed())
+		GinkgoWriter.Printf("e2e: Kueue ready after %s\n", time.Since(begin).Round(10*time.Millisecond))
+		DeferCleanup(func(ctx SpecContext) {
+			Expect(client.IgnoreNotFound(k8s.Delete(ctx, rf))).To(Succeed())
+			if kq == nil {
+				return
+			}
+			kq.unregisterWebhooks(ctx)
+			kq.stop()
+		}, NodeTimeout(time.Minute))
+	}, NodeTimeout(5*time.Minute))
+
+	// Kueue's log goes with the namespace artifacts of a failed spec.
+	AfterEach(func() {
+		if kq == nil || !CurrentSpecReport().Failed() {
+			return
+		}
+		dir := specArtifactsDir()
+		if b, err := os.ReadFile(kq.logPath); err == nil && os.MkdirAll(dir, 0o755) == nil {
+			_ = os.WriteFile(filepath.Join(dir, "kueue.log"), b, 0o644)
+		}
+	})
+
+	DescribeTable("suspends, admits, places and finishes a queued job", func(ctx SpecContext, kind string) {
+		ns := kueueQueues(ctx, strings.ToLower(kind), flavor, 4)
+		job := kueueJob(kind, ns, "job", 2, exitAfter(0, "1s"))
+		Expect(k8s.Create(ctx, job)).To(Succeed())
+		Expect(ptr.Deref(testjobs.RunPolicy(job).Suspend, false)).To(BeTrue(), "Kueue's webhook suspends a queued job on create")
+
+		wl := waitWorkload(ctx, kind, ns, "job", "Admitted")
+		Expect(nested(wl, "status", "admission", "clusterQueue")).To(Equal(ns))
+		expectFlavorOnPods(ctx, ns, "job", 2)
+		waitFor(ctx, kind, ns, "job", kubeflowv1.JobSucceeded)
+		waitWorkload(ctx, kind, ns, "job", "Finished")
+	},
+		Entry(nil, kubeflowv1.PyTorchJobKind),
+		Entry(nil, kubeflowv1.TFJobKind),
+		Entry(nil, kubeflowv1.XGBoostJobKind),
+		Entry(nil, kubeflowv1.PaddleJobKind),
+		Entry(nil, kubeflowv1.JAXJobKind),
+	)
+
+	It("keeps a job that does not fit suspended without pods until quota frees", func(ctx SpecContext) {
+		ns := kueueQueues(ctx, "quota", flavor, 2)
+		Expect(k8s.Create(ctx, kueueJob(pytorch, ns, "first", 2, nil))).To(Succeed())
+		waitFor(ctx, pytorch, ns, "first", kubeflowv1.JobRunning)
+
+		Expect(k8s.Create(ctx, kueueJob(pytorch, ns, "second", 2, exitAfter(0, "1s")))).To(Succeed())
+		Eventually(ctx, func(g Gomega) {
+			wl, err := workloadOf(ctx, pytorch, ns, "second")
+			g.Expect(err).NotTo(HaveOccurred())
+			status, reason := kueueConditionReason(wl, "QuotaReserved")
+			g.Expect(status).To(Equal("False"))
+			g.Expect(reason).To(Equal("Pending"))
+		}).Should(Succeed())
+		expectSuspendedWithoutPods(ctx, pytorch, ns, "second")
+
+		finishPods(ctx, ns, "first", 0)
+		waitFor(ctx, pytorch, ns, "first", kubeflowv1.JobSucceeded)
+		waitWorkload(ctx, pytorch, ns, "second", "Admitted")
+		waitFor(ctx, pytorch, ns, "second", kubeflowv1.JobSucceeded)
+		waitWorkload(ctx, pytorch, ns, "second", "Finished")
+	})
+
+	It("lets a higher WorkloadPriorityClass preempt a running job, which resumes and succeeds", func(ctx SpecContext) {
+		ns := kueueQueues(ctx, "preempt", flavor, 2)
+		low, high := ns+"-low", ns+"-high"
+		for name, value := range map[string]int64{low: 100, high: 1000} {
+			pc := &unstructured.Unstructured{Object: map[string]any{"value": value}}
+			pc.SetGroupVersionKind(kueueGroup.WithKind("WorkloadPriorityClass"))
+			pc.SetName(name)
+			Expect(k8s.Create(ctx, pc)).To(Succeed())
+			DeferCleanup(func(ctx SpecContext) { Expect(client.IgnoreNotFound(k8s.Delete(ctx, pc))).To(Succeed()) })
+		}
+		victim := kueueJob(pytorch, ns, "victim", 2, nil)
+		victim.GetLabels()[kueuePriorityLabel] = low
+		Expect(k8s.Create(ctx, victim)).To(Succeed())
+		waitFor(ctx, pytorch, ns, "victim", kubeflowv1.JobRunning)
+		Eventually(ctx, func(g Gomega) {
+			g.Expect(jobPods(ctx, ns, "victim")).To(HaveEach(HaveField("Status.Phase", corev1.PodRunning)))
+		}).Should(Succeed())
+
+		// Runs until finished below, so the victim's eviction is observable.
+		urgent := kueueJob(pytorch, ns, "urgent", 2, nil)
+		urgent.GetLabels()[kueuePriorityLabel] = high
+		Expect(k8s.Create(ctx, urgent)).To(Succeed())
+
+		waitWorkload(ctx, pytorch, ns, "victim", "Preempted")
+		expectSuspendedWithoutPods(ctx, pytorch, ns, "victim")
+		waitFor(ctx, pytorch, ns, "urgent", kubeflowv1.JobRunning)
+		finishPods(ctx, ns, "urgent", 0)
+		waitFor(ctx, pytorch, ns, "urgent", kubeflowv1.JobSucceeded)
+
+		// Re-admitted once the urgent job's quota is back.
+		Eventually(ctx, func(g Gomega) {
+			pods := jobPods(ctx, ns, "victim")
+			g.Expect(pods).To(HaveLen(2))
+			g.Expect(pods).To(HaveEach(HaveField("Status.Phase", corev1.PodRunning)))
+		}).Should(Succeed())
+		expectFlavorOnPods(ctx, ns, "victim", 2)
+		finishPods(ctx, ns, "victim", 0)
+		waitFor(ctx, pytorch, ns, "victim", kubeflowv1.JobSucceeded)
+		waitWorkload(ctx, pytorch, ns, "victim", "Finished")
+	})
+
+	It("never reconciles a job managed by MultiKueue", func(ctx SpecContext) {
+		ns := kueueQueues(ctx, "managedby", flavor, 4)
+		remote := testjobs.MakePyTorchJob("remote", ns).Master(1).Workers(1).ManagedBy(multiKueueManager).Suspend(false).Obj()
+		remote.Labels = map[string]string{kueueQueueLabel: kueueLocalQueue}
+		Expect(k8s.Create(ctx, remote)).To(Succeed())
+		// A job of ours created afterwards in the same namespace: once it has
+		// succeeded, the operator has long seen the MultiKueue one.
+		Expect(k8s.Create(ctx, kueueJob(pytorch, ns, "local", 1, exitAfter(0, "1s")))).To(Succeed())
+		waitFor(ctx, pytorch, ns, "local", kubeflowv1.JobSucceeded)
+
+		st, err := jobStatus(ctx, pytorch, ns, "remote")
+		Expect(err).NotTo(HaveOccurred())
+		Expect(st.Conditions).To(BeEmpty(), "the operator must leave the status to MultiKueue")
+		Expect(st.ReplicaStatuses).To(BeEmpty())
+		Expect(podNames(jobPods(ctx, ns, "remote"))).To(BeEmpty())
+		Expect(servicesOf(ctx, ns, "remote")).To(BeEmpty())
+	})
+
+	It("runs 200 jobs of mixed kinds through a queue that fits 20, never with pods while suspended", func(ctx SpecContext) {
+		const jobs, fits = 200, 20
+		ns := kueueQueues(ctx, "load", flavor, fits)
+		w := startSuspendWatch(ctx, ns)
+
+		begin := time.Now()
+		for i := range jobs {
+			kind := kueueKinds[i%len(kueueKinds)]
+			Expect(k8s.Create(ctx, kueueJob(kind, ns, fmt.Sprintf("j%03d", i), 1, exitAfter(0, "1s")))).To(Succeed())
+		}
+		Eventually(ctx, func(g Gomega) {
+			g.Expect(w.err()).NotTo(HaveOccurred())
+			g.Expect(w.succeeded()).To(Equal(jobs))
+		}).WithTimeout(15 * time.Minute).WithPolling(time.Second).Should(Succeed())
+		GinkgoWriter.Printf("e2e: %d Kueue jobs succeeded in %s\n", jobs, time.Since(begin).Round(100*time.Millisecond))
+		Expect(w.violations()).To(BeEmpty())
+		// The watches saw what they judge: every job queued suspended, every pod.
+		Expect(w.queuedSuspended()).To(Equal(jobs))
+		Expect(w.podsSeen()).To(BeNumerically(">=", jobs))
+	}, SpecTimeout(20*time.Minute))
+
+	Describe("with waitForPodsReady", Ordered, func() {
+		BeforeAll(func(ctx SpecContext) {
+			if kq == nil {
+				Skip("waitForPodsReady needs a Kueue configured by the suite (local mode)")
+			}
+			// Restarted rather than enabled for all specs: its timeout must be
+			// short here and would evict slow starters elsewhere.
+			kq.restart(ctx, &waitForPodsReadyConfig{Timeout: "10s", BackoffBaseSecs: 1, BackoffLimitCount: 1})
+		}, NodeTimeout(5*time.Minute))
+
+		It("sets PodsReady when the job is Running", func(ctx SpecContext) {
+			ns := kueueQueues(ctx, "podsready", flavor, 2)
+			Expect(k8s.Create(ctx, kueueJob(pytorch, ns, "job", 2, nil))).To(Succeed())
+			wl := waitWorkload(ctx, pytorch, ns, "job", "PodsReady")
+			job, err := getJob(ctx, pytorch, ns, "job")
+			Expect(err).NotTo(HaveOccurred())
+			running := findCondition(testjobs.Status(job), kubeflowv1.JobRunning)
+			Expect(running).NotTo(BeNil(), "PodsReady before our Running condition")
+			Expect(running.Status).To(Equal(corev1.ConditionTrue))
+			Expect(running.LastTransitionTime.Time).NotTo(BeTemporally(">", kueueConditionTime(wl, "PodsReady")))
+
+			finishPods(ctx, ns, "job", 0)
+			waitFor(ctx, pytorch, ns, "job", kubeflowv1.JobSucceeded)
+			waitWorkload(ctx, pytorch, ns, "job", "Finished")
+		})
+
+		It("evicts and requeues a job whose pods cannot start, leaving no pods", func(ctx SpecContext) {
+			ns := kueueQueues(ctx, "stuck", flavor, 2)
+			job := kueueJob(pytorch, ns, "stuck", 2, nil)
+			for _, rs := range testjobs.ReplicaSpecs(job) {
+				rs.Template.Spec.NodeSelector = map[string]string{"e2e.training-operator.kubeflow.org/no-such-node": "true"}
+			}
+			Expect(k8s.Create(ctx, job)).To(Succeed())
+
+			// Evicted on the timeout, requeued and admitted again, evicted again;
+			// then the requeuing limit (1) deactivates it.
+			var wl *unstructured.Unstructured
+			Eventually(ctx, func(g Gomega) {
+				var err error
+				wl, err = workloadOf(ctx, pytorch, ns, "stuck")
+				g.Expect(err).NotTo(HaveOccurred())
+				g.Expect(nested(wl, "spec", "active")).To(BeFalse(), "Workload deactivated after the requeuing limit")
+			}).WithTimeout(3 * time.Minute).Should(Succeed())
+			Expect(workloadEvents(ctx, ns, wl.GetName(), func(r string) bool {
+				return strings.HasPrefix(r, "Evicted") && strings.Contains(r, "PodsReadyTimeout")
+			})).To(BeNumerically(">=", 1))
+			Expect(workloadEvents(ctx, ns, wl.GetName(), func(r string) bool { return r == "Admitted" })).
+				To(BeNumerically(">=", 2), "admitted again after the requeue")
+			expectSuspendedWithoutPods(ctx, pytorch, ns, "stuck")
+		})
+	})
+})
+
+// suspendWatch follows a namespace's pods and jobs (one watch each, from
+// the start) and records every pod created while its job was suspended.
+// Both streams come from the same etcd, so resource versions order them:
+// the job's suspend value at a pod's creation revision is exact.
+type suspendWatch struct {
+	mu sync.Mutex
+	// history of spec.runPolicy.suspend per job name, in revision order.
+	history map[string][]suspendAt
+	pods    map[string]podAt // pod name -> its job and creation revision
+	done    map[string]bool
+	failure error
+}
+
+type suspendAt struct {
+	rev     uint64
+	suspend bool
+}
+
+type podAt struct {
+	job string
+	rev uint64
+}
+
+func startSuspendWatch(ctx context.Context, ns string) *suspendWatch {
+	dyn, err := dynamic.NewForConfig(restCfg)
+	Expect(err).NotTo(HaveOccurred())
+	w := &suspendWatch{history: map[string][]suspendAt{}, pods: map[string]podAt{}, done: map[string]bool{}}
+	wctx, cancel := context.WithCancel(context.Background())
+	DeferCleanup(cancel)
+	follow := func(gvr schema.GroupVersionResource, handle func(watch.EventType, *unstructured.Unstructured, uint64)) {
+		ready := make(chan struct{})
+		go func() {
+			defer GinkgoRecover()
+			rv, started := "", false
+			for wctx.Err() == nil {
+				wi, err := dyn.Resource(gvr).Namespace(ns).Watch(wctx, metav1.ListOptions{ResourceVersion: rv, AllowWatchBookmarks: true})
+				if !started {
+					close(ready)
+					started = true
+				}
+				if err != nil {
+					w.fail(fmt.Errorf("watch %s: %w", gvr.Resource, err))
+					return
+				}
+				for ev := range wi.ResultChan() {
+					if ev.Type == watch.Error {
+						w.fail(fmt.Errorf("watch %s: %v", gvr.Resource, ev.Object))
+						wi.Stop()
+						return
+					}
+					u, ok := ev.Object.(*unstructured.Unstructured)
+					if !ok {
+						continue
+					}
+					rv = u.GetResourceVersion()
+					if ev.Type == watch.Bookmark {
+						continue
+					}
+					rev, err := strconv.ParseUint(rv, 10, 64)
+					if err != nil {
+						w.fail(fmt.Errorf("resource version %q: %w", rv, err))
+						return
+					}
+					handle(ev.Type, u, rev)
+				}
+				// The server ends watches now and then: resume from the last revision.
+			}
+		}()
+		<-ready
+	}
+	for _, kind := range kueueKinds {
+		gvr := kubeflowv1.GroupVersion.WithResource(strings.ToLower(kind) + "s")
+		follow(gvr, func(t watch.EventType, u *unstructured.Unstructured, rev uint64) {
+			if t == watch.Deleted {
+				return
+			}
+			suspend, _, _ := unstructured.NestedBool(u.Object, "spec", "runPolicy", "suspend")
+			succeeded := false
+			conds, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
+			for _, c := range conds {
+				m, _ := c.(map[string]any)
+				if m["type"] == string(kubeflowv1.JobSucceeded) && m["status"] == "True" {
+					succeeded = true
+				}
+			}
+			w.job(u.GetName(), rev, suspend, succeeded)
+		})
+	}
+	follow(corev1.SchemeGroupVersion.WithResource("pods"), func(t watch.EventType, u *unstructured.Unstructured, rev uint64) {
+		if t == watch.Added {
+			w.pod(u.GetName(), u.GetLabels()[kubeflowv1.JobNameLabel], rev)
+		}
+	})
+	return w
+}
+
+func (w *suspendWatch) fail(err error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.failure == nil {
+		w.failure = err
+	}
+}
+
+func (w *suspendWatch) job(name string, rev uint64, suspend, succeeded bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	h := w.history[name]
+	if len(h) == 0 || h[len(h)-1].suspend != suspend {
+		w.history[name] = append(h, suspendAt{rev, suspend})
+	}
+	if succeeded {
+		w.done[name] = true
+	}
+}
+
+func (w *suspendWatch) pod(name, job string, rev uint64) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if _, seen := w.pods[name]; !seen {
+		w.pods[name] = podAt{job, rev}
+	}
+}
+
+func (w *suspendWatch) err() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.failure
+}
+
+func (w *suspendWatch) succeeded() int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return len(w.done)
+}
+
+// queuedSuspended counts the jobs first seen suspended (by Kueue's webhook).
+func (w *suspendWatch) queuedSuspended() int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	n := 0
+	for _, h := range w.history {
+		if len(h) > 0 && h[0].suspend {
+			n++
+		}
+	}
+	return n
+}
+
+func (w *suspendWatch) podsSeen() int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return len(w.pods)
+}
+
+// violations lists pods created while their job was suspended (or before
+// the job was seen), and jobs suspended again after having pods: in this
+// spec nothing preempts, so both mean pods ran unadmitted.
+func (w *suspendWatch) violations() []string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	var out []string
+	firstPod := map[string]uint64{}
+	for name, p := range w.pods {
+		state, known := false, false
+		for _, s := range w.history[p.job] {
+			if s.rev > p.rev {
+				break
+			}
+			state, known = s.suspend, true
+		}
+		if !known || state {
+			out = append(out, fmt.Sprintf("pod %s created at revision %d while job %s was suspended (history %v)", name, p.rev, p.job, w.history[p.job]))
+		}
+		if f, ok := firstPod[p.job]; !ok || p.rev < f {
+			firstPod[p.job] = p.rev
+		}
+	}
+	for job, first := range firstPod {
+		for _, s := range w.history[job] {
+			if s.rev > first && s.suspend {
+				out = append(out, fmt.Sprintf("job %s suspended again at revision %d after its first pod (revision %d)", job, s.rev, first))
+			}
+		}
+	}
+	return out
+}
