@@ -60,7 +60,7 @@ func (nopRecorder) Event(runtime.Object, string, string, string) {}
 // operator's, only shows children with the operator-name label; the API
 // reader sees everything.
 type extraHarness struct {
-	api client.Client
+	api client.WithWatch
 	r   *Reconciler
 	job *kubeflowv1.PyTorchJob
 }
@@ -113,7 +113,7 @@ func newExtraHarness(t *testing.T, fw Framework, job *kubeflowv1.PyTorchJob, fun
 		}
 		return nil
 	}
-	cached := interceptor.NewClient(api.(client.WithWatch), funcs)
+	cached := interceptor.NewClient(api, funcs)
 	return &extraHarness{api: api, job: job, r: NewReconciler(fw, cached, api, nopRecorder{}, Options{StatusBatchWindow: -1})}
 }
 
