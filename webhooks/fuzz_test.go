@@ -14,7 +14,6 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-// External test package: test/util (the seed manifests) imports webhooks.
 package webhooks_test
 
 import (
@@ -30,7 +29,7 @@ import (
 
 	kubeflowv1 "github.com/seed-d8a409e9/training-operator/apis/kubeflow.org/v1"
 	tj "github.com/seed-d8a409e9/training-operator/internal/testjobs"
-	testutil "github.com/seed-d8a409e9/training-operator/test/util"
+	"github.com/seed-d8a409e9/training-operator/test/seed"
 	"github.com/seed-d8a409e9/training-operator/webhooks"
 )
 
@@ -104,7 +103,7 @@ func fuzzKind[T interface {
 	*J
 	client.Object
 }, J any](f *testing.F, kind string, setDefaults func(T), validate func(old, new T) (field.ErrorList, admission.Warnings), builtJobs ...T) {
-	manifests, err := testutil.SeedManifests()
+	manifests, err := seed.Manifests()
 	if err != nil {
 		f.Fatalf("reading the seed manifests: %v", err)
 	}
