@@ -104,6 +104,17 @@ GINKGO := go run github.com/onsi/ginkgo/v2/ginkgo
 e2e: controlplane build ## End-to-end suite on the local control plane with fake GPU nodes (E2E_PROCS parallel processes).
 	KUBEBUILDER_ASSETS=$(CONTROLPLANE_BIN) $(GINKGO) --procs=$(E2E_PROCS) --timeout=$(TEST_TIMEOUT) -v ./e2e/suite
 
+# Fuzz targets (webhooks/fuzz_test.go): one per kind, defaulting then
+# validation. Not part of make test, which runs only their seed corpus.
+FUZZ_TARGETS := FuzzPyTorchJob FuzzTFJob FuzzMPIJob FuzzXGBoostJob FuzzPaddleJob FuzzJAXJob
+FUZZ_TIME ?= 60s
+
+.PHONY: fuzz
+fuzz: ## Fuzz each kind's defaulting and validation for FUZZ_TIME (60s); findings land in webhooks/testdata/fuzz.
+	for t in $(FUZZ_TARGETS); do \
+		go test -run='^$$' -fuzz="^$$t\$$" -fuzztime=$(FUZZ_TIME) ./webhooks/ || exit 1; \
+	done
+
 .PHONY: e2e-kind
 e2e-kind: ## End-to-end suite on a kind cluster with the Helm chart (needs Docker and kind); see e2e/kind/README.md.
 	hack/e2e-kind.sh

@@ -60,7 +60,8 @@ func (r *Reconciler) assess(job client.Object, ch children, specs map[kubeflowv1
 				// A pod deleted by someone else still ends in phase Failed while
 				// it terminates (the kubelet, or PodGC, writes the final phase
 				// before it goes): it stays a deletion, retryable whatever the
-				// policy and the code its killed containers exit with (Part A).
+				// policy and the code its killed containers exit with, since
+				// nothing in the job failed.
 				deleted := pod.DeletionTimestamp != nil
 				f.Disrupted = f.Disrupted || deleted
 				if !deleted && !shouldRetry(spec.RestartPolicy, f) {

@@ -14,7 +14,7 @@ import (
 // (the kubelet or PodGC writes the final phase before removing it). Found by
 // the model test (test/integration/model): under Never and ExitCode the job
 // failed on the killed container's code although the pod had been deleted,
-// which Part A makes retryable whatever the policy and code.
+// and a deletion is retryable whatever the policy and code.
 func TestAssessFailedWhileDeletedIsARetry(t *testing.T) {
 	for _, policy := range []kubeflowv1.RestartPolicy{kubeflowv1.RestartPolicyNever, kubeflowv1.RestartPolicyExitCode} {
 		job := testjobs.MakePyTorchJob("j", "ns").UID("job").Workers(2).RestartPolicy(policy).Obj()

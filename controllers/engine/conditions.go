@@ -52,7 +52,7 @@ func IsFinished(st *kubeflowv1.JobStatus) bool {
 //   - the condition moves to the end (the State printer column shows the last one);
 //   - Running and Restarting replace each other, and Succeeded/Failed flip
 //     whichever of them is present to False: a finished job never stays
-//     Restarting=True (Part A), e.g. when it fails before a retried pod runs again.
+//     Restarting=True, e.g. when it fails before a retried pod runs again.
 func setCondition(st *kubeflowv1.JobStatus, c kubeflowv1.JobCondition) bool {
 	if IsFinished(st) {
 		return false

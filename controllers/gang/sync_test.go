@@ -9,6 +9,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	schedulingv1beta1 "k8s.io/api/scheduling/v1beta1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -138,7 +139,11 @@ func TestVolcanoSync(t *testing.T) {
 	if _, _, err := g.Sync(ctx, job, e.fw); err != nil {
 		t.Fatal(err)
 	}
-	_ = e.c.Get(ctx, client.ObjectKeyFromObject(&pg), &pg)
+	// Read into fresh objects: a failed Get must not leave the old values.
+	pg = volcanov1beta1.PodGroup{}
+	if err := e.c.Get(ctx, client.ObjectKey{Namespace: "ns", Name: "job"}, &pg); err != nil {
+		t.Fatal(err)
+	}
 	if pg.ResourceVersion != rv {
 		t.Errorf("unchanged PodGroup was written (resourceVersion %s -> %s)", rv, pg.ResourceVersion)
 	}
@@ -154,7 +159,10 @@ func TestVolcanoSync(t *testing.T) {
 	if err != nil || !ready || msg != "" {
 		t.Fatalf("Sync when Inqueue = %v, %q, %v; want ready", ready, msg, err)
 	}
-	_ = e.c.Get(ctx, client.ObjectKeyFromObject(&pg), &pg)
+	pg = volcanov1beta1.PodGroup{}
+	if err := e.c.Get(ctx, client.ObjectKey{Namespace: "ns", Name: "job"}, &pg); err != nil {
+		t.Fatal(err)
+	}
 	wantSpec = volcanov1beta1.PodGroupSpec{MinMember: 2, Queue: "team-a", PriorityClassName: "p",
 		MinResources: &corev1.ResourceList{"cpu": q("3"), "nvidia.com/gpu": q("1")}}
 	if diff := cmp.Diff(wantSpec, pg.Spec, quantityCmp); diff != "" {
@@ -176,8 +184,8 @@ func TestVolcanoSync(t *testing.T) {
 	if diff := cmp.Diff(wantEvents, e.rec.take()); diff != "" {
 		t.Errorf("events (-want +got):\n%s", diff)
 	}
-	if err := e.c.Get(ctx, client.ObjectKeyFromObject(&pg), &pg); err == nil {
-		t.Errorf("PodGroup still exists")
+	if err := e.c.Get(ctx, client.ObjectKeyFromObject(&pg), &pg); !apierrors.IsNotFound(err) {
+		t.Errorf("Get after delete = %v, want NotFound", err)
 	}
 }
 
@@ -212,7 +220,11 @@ func TestSyncOwnership(t *testing.T) {
 	if err != nil || !ready || msg != "" {
 		t.Fatalf("Sync = %v, %q, %v; want ready", ready, msg, err)
 	}
-	_ = e.c.Get(ctx, client.ObjectKeyFromObject(other), other)
+	key := client.ObjectKeyFromObject(other)
+	other = &schedpluginsv1alpha1.PodGroup{}
+	if err := e.c.Get(ctx, key, other); err != nil {
+		t.Fatal(err)
+	}
 	if ref := metav1.GetControllerOf(other); ref == nil || ref.UID != job.UID {
 		t.Errorf("not adopted: %+v", other.OwnerReferences)
 	}

@@ -28,6 +28,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -358,28 +359,33 @@ func TestSyncFiles(t *testing.T) {
 
 func TestReadyzAndWaitingServer(t *testing.T) {
 	p, _ := newTestProvider(t, &clock{now: t0}, nil)
-	inner := &fakeServer{}
+	inner := newFakeServer()
 	check := p.ReadyzCheck(inner)
 	if err := check(nil); err == nil || err.Error() != "certificates are not ready" {
 		t.Errorf("readyz before certificates = %v", err)
 	}
 	ws := p.WaitingServer(inner)
+
+	// Stopped before the certificates are ready: Start returns without
+	// ever starting the wrapped server (which would record it first).
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error)
 	go func() { done <- ws.Start(ctx) }()
-	time.Sleep(50 * time.Millisecond)
+	cancel()
+	if err := <-done; err != nil {
+		t.Errorf("start stopped before the certificates: %v", err)
+	}
 	if inner.started.Load() {
 		t.Fatal("webhook server started before the certificates were ready")
 	}
+
+	// Once they are ready the wrapped server starts; a hang is caught by
+	// go test's -timeout rather than a deadline of our own.
+	ctx, cancel = context.WithCancel(context.Background())
+	go func() { done <- ws.Start(ctx) }()
 	p.markReady()
 	p.markReady() // idempotent
-	deadline := time.Now().Add(5 * time.Second)
-	for !inner.started.Load() && time.Now().Before(deadline) {
-		time.Sleep(10 * time.Millisecond)
-	}
-	if !inner.started.Load() {
-		t.Fatal("webhook server not started once the certificates were ready")
-	}
+	<-inner.startedC
 	if err := check(nil); err == nil || err.Error() != "not started" {
 		t.Errorf("readyz after certificates = %v, want the server's checker", err)
 	}
@@ -405,26 +411,45 @@ func TestWaitForFiles(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	done := make(chan error)
-	go func() { done <- p.Start(ctx) }()
-	time.Sleep(100 * time.Millisecond)
-	if p.isReady() {
-		t.Fatal("ready without files")
-	}
-	for _, name := range []string{TLSKeyKey, TLSCertKey} {
-		if err := os.WriteFile(filepath.Join(dir, name), data[name], 0o600); err != nil {
+	write := func(name string, content []byte) {
+		t.Helper()
+		if err := os.WriteFile(filepath.Join(dir, name), content, 0o600); err != nil {
 			t.Fatal(err)
 		}
 	}
-	select {
-	case <-p.Ready():
-	case <-ctx.Done():
-		t.Fatal("not ready after the files appeared")
+	// Start reads the files once before it looks at its context, so with a
+	// cancelled context each step below proves one look found them unusable.
+	stopped, stop := context.WithCancel(context.Background())
+	stop()
+	for _, step := range []struct {
+		name string
+		file string
+		data []byte
+	}{
+		{name: "no files"},
+		{name: "a certificate without a key", file: TLSCertKey, data: data[TLSCertKey]},
+		{name: "a key that is not one", file: TLSKeyKey, data: []byte("garbage")},
+	} {
+		if step.file != "" {
+			write(step.file, step.data)
+		}
+		if err := p.Start(stopped); err != nil {
+			t.Fatalf("%s: %v", step.name, err)
+		}
+		if p.isReady() {
+			t.Fatalf("ready with %s", step.name)
+		}
 	}
+
+	// With the key pair in place a running Start gets ready and returns.
+	done := make(chan error)
+	go func() { done <- p.Start(context.Background()) }()
+	write(TLSKeyKey, data[TLSKeyKey])
 	if err := <-done; err != nil {
 		t.Error(err)
+	}
+	if !p.isReady() {
+		t.Fatal("Start returned without being ready after the files appeared")
 	}
 }
 
@@ -550,10 +575,18 @@ func TestReconcileWebhookConfigurations(t *testing.T) {
 	if err := p.reconcile(ctx); err != nil {
 		t.Fatal(err)
 	}
-	_ = cl.Get(ctx, client.ObjectKey{Name: webhooks.MutatingWebhookConfigurationName}, &gotM)
-	_ = cl.Get(ctx, client.ObjectKey{Name: webhooks.ValidatingWebhookConfigurationName}, &gotV)
-	if gotM.ResourceVersion != rvM || gotV.ResourceVersion != rvV {
-		t.Errorf("configurations rewritten without changes")
+	// Fresh objects: a failed Get must not leave the old resourceVersion.
+	var againM admissionregistrationv1.MutatingWebhookConfiguration
+	var againV admissionregistrationv1.ValidatingWebhookConfiguration
+	if err := cl.Get(ctx, client.ObjectKey{Name: webhooks.MutatingWebhookConfigurationName}, &againM); err != nil {
+		t.Fatal(err)
+	}
+	if err := cl.Get(ctx, client.ObjectKey{Name: webhooks.ValidatingWebhookConfigurationName}, &againV); err != nil {
+		t.Fatal(err)
+	}
+	if againM.ResourceVersion != rvM || againV.ResourceVersion != rvV {
+		t.Errorf("configurations rewritten without changes (resourceVersions %s, %s -> %s, %s)",
+			rvM, rvV, againM.ResourceVersion, againV.ResourceVersion)
 	}
 }
 
@@ -568,14 +601,20 @@ func TestReconcileWithoutConfigurations(t *testing.T) {
 	}
 }
 
-// fakeServer is a webhook.Server that records Start.
+// fakeServer is a webhook.Server that records Start; startedC is closed
+// on the first Start so tests wait for it instead of polling.
 type fakeServer struct {
 	webhook.Server
 	started, ok atomic.Bool
+	startedC    chan struct{}
+	once        sync.Once
 }
+
+func newFakeServer() *fakeServer { return &fakeServer{startedC: make(chan struct{})} }
 
 func (s *fakeServer) Start(ctx context.Context) error {
 	s.started.Store(true)
+	s.once.Do(func() { close(s.startedC) })
 	<-ctx.Done()
 	return nil
 }

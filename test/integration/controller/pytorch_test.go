@@ -202,8 +202,19 @@ var _ = Describe("PyTorchJob", func() {
 		Expect(k8s.Create(ctx, job)).To(Succeed())
 		waitPodsRunning(ctx, ns, "ads", 1)
 		j := eventuallyPyTorchCondition(ctx, ns, "ads", kubeflowv1.JobFailed)
-		Expect(condition(j.Status, kubeflowv1.JobFailed).Message).To(Equal("Job ads has failed because it was active longer than specified deadline"))
-		Expect(j.Status.CompletionTime.Sub(j.Status.StartTime.Time)).To(BeNumerically("<", 8*time.Second))
+		failed := condition(j.Status, kubeflowv1.JobFailed)
+		Expect(failed.Reason).To(Equal("PyTorchJobFailed"))
+		Expect(failed.Message).To(Equal("Job ads has failed because it was active longer than specified deadline"))
+		// The cause is the deadline, not a pod: nothing failed or restarted.
+		Expect(j.Status.RestartCount).To(BeZero())
+		Expect(j.Status.ReplicaStatuses).To(HaveKeyWithValue(kubeflowv1.ReplicaType("Master"), HaveField("Failed", BeZero())))
+		// Not before the deadline, counted from startTime. No resync can have
+		// done it within the wait (controller-runtime's default is 10 h) and
+		// the running pod does not change, so only the deadline timer fails it.
+		Expect(j.Status.StartTime).NotTo(BeNil())
+		deadline := j.Status.StartTime.Add(5 * time.Second)
+		Expect(j.Status.CompletionTime.Time).NotTo(BeTemporally("<", deadline))
+		Expect(failed.LastTransitionTime.Time).NotTo(BeTemporally("<", deadline))
 		Eventually(func() []string { return livePodNames(ctx, ns, "ads") }, timeout, interval).Should(BeEmpty())
 	})
 
