@@ -1,6 +1,7 @@
 package inflight
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -70,5 +71,28 @@ func TestStore(t *testing.T) {
 				t.Errorf("(-want +got):\n%s", d)
 			}
 		})
+	}
+}
+
+// 10,000 jobs that create and delete children and then go (forgotten by
+// name, as on a NotFound, or by UID, as on a delete event) leave the store
+// empty.
+func TestGoneJobsLeaveStoreEmpty(t *testing.T) {
+	s := New(clocktesting.NewFakeClock(time.Unix(1000, 0)), 0)
+	peak := 0
+	for i := range 10000 {
+		j := Job{Kind: "PyTorchJob", NamespacedName: types.NamespacedName{Namespace: "ns", Name: fmt.Sprintf("j-%d", i)}, UID: types.UID(fmt.Sprint(i))}
+		s.MarkCreated(j, "pod/w-0")
+		s.MarkCreated(j, "svc/w-0")
+		s.MarkDeleted(j, types.UID(fmt.Sprintf("%d-old", i)))
+		peak = max(peak, s.Len())
+		if i%2 == 0 {
+			s.Forget(Job{Kind: j.Kind, NamespacedName: j.NamespacedName})
+		} else {
+			s.Forget(j)
+		}
+	}
+	if d := cmp.Diff(struct{ Peak, Len int }{1, 0}, struct{ Peak, Len int }{peak, s.Len()}); d != "" {
+		t.Errorf("(-want +got):\n%s", d)
 	}
 }
