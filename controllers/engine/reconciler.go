@@ -239,9 +239,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			return ctrl.Result{RequeueAfter: p.requeueAfter}, nil
 		}
 	}
-	r.afterStatus(ctx, job, p)
-	if reconcileErr != nil {
-		return ctrl.Result{}, reconcileErr
+	if err := r.afterStatus(ctx, job, p); err != nil || reconcileErr != nil {
+		// A failed retry deletion is retried with backoff (its Warning event
+		// is recorded by deletePods).
+		return ctrl.Result{}, errors.Join(reconcileErr, err)
 	}
 	return ctrl.Result{RequeueAfter: p.requeueAfter}, nil
 }
@@ -308,7 +309,7 @@ type statusPatchBody struct {
 
 // afterStatus runs what must follow a durable status write: events for the
 // transitions just recorded, metrics, and deleting pods whose retry was counted.
-func (r *Reconciler) afterStatus(ctx context.Context, job client.Object, p *plan) {
+func (r *Reconciler) afterStatus(ctx context.Context, job client.Object, p *plan) error {
 	r.recordPodEvents(job, p.pods)
 	for _, e := range p.events {
 		r.recorder.Event(job, e.eventType, e.reason, e.message)
@@ -333,8 +334,9 @@ func (r *Reconciler) afterStatus(ctx context.Context, job client.Object, p *plan
 		jobsDeleted.WithLabelValues(ns, fwLabel).Inc()
 	}
 	if len(p.retryDeletes) > 0 {
-		_ = r.deletePods(ctx, job, p.retryDeletes)
+		return r.deletePods(ctx, job, p.retryDeletes)
 	}
+	return nil
 }
 
 // reconcile is the linear recipe of one pass over a job.

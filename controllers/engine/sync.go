@@ -254,6 +254,13 @@ func (r *Reconciler) createChildren(ctx context.Context, job client.Object, objs
 			// The cache lags, or the name belongs to someone else: ask the API.
 			existing := emptyLike(obj)
 			if gerr := r.apiReader.Get(ctx, client.ObjectKeyFromObject(obj), existing); gerr != nil {
+				// Deleted meanwhile: the next pass creates it. Anything else
+				// must fail the pass, so it is retried with backoff.
+				if !apierrors.IsNotFound(gerr) {
+					mu.Lock()
+					errs = append(errs, fmt.Errorf("reading %s %s after AlreadyExists: %w", lower(what), obj.GetName(), gerr))
+					mu.Unlock()
+				}
 				return
 			}
 			if ref := metav1.GetControllerOf(existing); ref != nil && ref.UID == job.GetUID() {
