@@ -109,6 +109,7 @@ func Setup(mgr ctrl.Manager, cfg *configv1alpha1.Configuration) error {
 			engine.Options{
 				MaxConcurrentReconciles: config.Concurrency(cfg, name),
 				Gang:                    gangs.Selector(),
+				Inflight:                gangs.Inflight(),
 				OnController: func(c controller.Controller) error {
 					gangs.Register(fw.ControllerName(), fw.NewJob(), c)
 					return nil

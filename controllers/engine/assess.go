@@ -35,7 +35,7 @@ type assessment struct {
 // assess applies the restart rule to every pod of the job.
 func (r *Reconciler) assess(job client.Object, ch children, specs map[kubeflowv1.ReplicaType]*kubeflowv1.ReplicaSpec, now time.Time) assessment {
 	var a assessment
-	uid := job.GetUID()
+	j := r.jobRef(job)
 	counted := map[string]bool{}
 	for _, c := range r.fw.Status(job).CountedPods {
 		counted[c] = true
@@ -51,7 +51,7 @@ func (r *Reconciler) assess(job client.Object, ch children, specs map[kubeflowv1
 		sort.Ints(indices)
 		for _, i := range indices {
 			pod := ch.pods[rt][i]
-			if r.inflight.isDeleting(uid, pod.UID, now) {
+			if r.inflight.IsDeleting(j, pod.UID) {
 				continue
 			}
 			switch {

@@ -134,22 +134,22 @@ func (r *Reconciler) reconcileExtraChildren(ctx context.Context, job client.Obje
 // this job, it is adopted (our labels added, so the cache sees it from then
 // on) and brought to the desired content; else the name is a conflict.
 func (r *Reconciler) syncExtraChild(ctx context.Context, job client.Object, d DesiredChild) (conflict string, err error) {
-	uid, key := job.GetUID(), extraKey(d.Object)
+	j, key := r.jobRef(job), extraKey(d.Object)
 	existing := emptyLike(d.Object)
 	err = r.client.Get(ctx, client.ObjectKeyFromObject(d.Object), existing)
 	switch {
 	case err == nil:
-		r.inflight.observed(uid, key)
+		r.inflight.Observed(j, key)
 		return r.repairExtraChild(ctx, job, d, existing)
 	case !apierrors.IsNotFound(err):
 		return "", err
-	case r.inflight.isCreating(uid, key, r.clock.Now()):
+	case r.inflight.IsCreating(j, key):
 		return "", nil // created or adopted by us; the cache has not caught up yet
 	}
 	err = r.client.Create(ctx, d.Object.DeepCopyObject().(client.Object))
 	if err == nil || !apierrors.IsAlreadyExists(err) {
 		if err == nil {
-			r.inflight.markCreated(uid, key, r.clock.Now())
+			r.inflight.MarkCreated(j, key)
 		}
 		return "", err
 	}
@@ -161,7 +161,7 @@ func (r *Reconciler) syncExtraChild(ctx context.Context, job client.Object, d De
 	if conflict == "" && err == nil {
 		// Adopted, or someone else's that we use: do not ask the API again
 		// until the cache shows it (or for a while).
-		r.inflight.markCreated(uid, key, r.clock.Now())
+		r.inflight.MarkCreated(j, key)
 	}
 	return conflict, err
 }
@@ -265,11 +265,10 @@ func (r *Reconciler) pruneExtraChildren(ctx context.Context, job client.Object, 
 		return err
 	}
 	var errs []error
-	now := r.clock.Now()
 	for _, item := range items {
 		obj, ok := item.(client.Object)
 		if !ok || !metav1.IsControlledBy(obj, job) || wanted[extraKey(obj)] || obj.GetDeletionTimestamp() != nil ||
-			r.inflight.isDeleting(job.GetUID(), obj.GetUID(), now) {
+			r.inflight.IsDeleting(r.jobRef(job), obj.GetUID()) {
 			continue
 		}
 		uid := obj.GetUID()
@@ -277,7 +276,7 @@ func (r *Reconciler) pruneExtraChildren(ctx context.Context, job client.Object, 
 			errs = append(errs, fmt.Errorf("deleting %s %s: %w", kindOf(obj), obj.GetName(), err))
 			continue
 		}
-		r.inflight.markDeleted(job.GetUID(), uid, now)
+		r.inflight.MarkDeleted(r.jobRef(job), uid)
 	}
 	return errors.Join(errs...)
 }

@@ -26,6 +26,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
 	kubeflowv1 "github.com/seed-d8a409e9/training-operator/apis/kubeflow.org/v1"
+	"github.com/seed-d8a409e9/training-operator/internal/inflight"
 )
 
 // Options tune one framework's controller.
@@ -42,6 +43,10 @@ type Options struct {
 	StatusBatchWindow time.Duration
 	// Gang selects the gang-scheduling backend per job; nil disables it.
 	Gang GangSelector
+	// Inflight records child writes the cache has not shown yet; nil means a
+	// store of this controller's own. Sharing it with the gang scheduler
+	// frees the gang's records with the job.
+	Inflight *inflight.Store
 	// OnController, if set, receives the built controller so that callers can
 	// add watches later (the gang scheduler watches PodGroups once their API
 	// is served).
@@ -62,7 +67,7 @@ type Reconciler struct {
 	recorder  EventRecorder
 	clock     clock.Clock
 	opts      Options
-	inflight  *inflight
+	inflight  *inflight.Store
 	written   *lastWrites
 	external  *externalJobs
 	podMemos  podMemos
@@ -84,8 +89,11 @@ func NewReconciler(fw Framework, c client.Client, apiReader client.Reader, rec E
 	if opts.StatusBatchWindow == 0 {
 		opts.StatusBatchWindow = DefaultStatusBatchWindow
 	}
+	if opts.Inflight == nil {
+		opts.Inflight = inflight.New(opts.Clock, 0)
+	}
 	registerMetrics()
-	return &Reconciler{fw: fw, client: c, apiReader: apiReader, recorder: rec, clock: opts.Clock, opts: opts, inflight: newInflight(), written: newLastWrites(), external: newExternalJobs()}
+	return &Reconciler{fw: fw, client: c, apiReader: apiReader, recorder: rec, clock: opts.Clock, opts: opts, inflight: opts.Inflight, written: newLastWrites(), external: newExternalJobs()}
 }
 
 // SetupWithManager registers the controller. Call SetupIndexes once per manager first.
@@ -96,7 +104,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	}
 	owner := enqueueController(gvk.GroupKind())
 	b := ctrl.NewControllerManagedBy(mgr).
-		For(r.fw.NewJob()).
+		For(r.fw.NewJob(), builder.WithPredicates(r.jobGone())).
 		Named(r.fw.ControllerName()).
 		Watches(&corev1.Pod{}, owner, builder.WithPredicates(r.goneFromCache("pod/"))).
 		Watches(&corev1.Service{}, owner, builder.WithPredicates(r.goneFromCache("svc/"))).
@@ -122,12 +130,27 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 func (r *Reconciler) goneFromCache(prefix string) predicate.Funcs {
 	gone := func(o client.Object) bool {
 		if ref := metav1.GetControllerOf(o); ref != nil {
-			r.inflight.observed(ref.UID, prefix+o.GetName())
+			r.inflight.Observed(inflight.Job{Kind: ref.Kind, NamespacedName: types.NamespacedName{Namespace: o.GetNamespace(), Name: ref.Name}, UID: ref.UID}, prefix+o.GetName())
 		}
 		return true
 	}
 	return predicate.Funcs{
 		DeleteFunc: func(e ctrlevent.DeleteEvent) bool { return gone(e.Object) },
+	}
+}
+
+// jobRef names a job of this controller in the in-flight store.
+func (r *Reconciler) jobRef(job client.Object) inflight.Job { return inflight.JobOf(r.fw.Kind(), job) }
+
+// jobGone drops a deleted job's in-flight records on its delete event. The
+// NotFound of the reconcile that follows does too; this covers a job whose
+// name is reused before that reconcile runs. It never filters events.
+func (r *Reconciler) jobGone() predicate.Funcs {
+	return predicate.Funcs{
+		DeleteFunc: func(e ctrlevent.DeleteEvent) bool {
+			r.inflight.Forget(r.jobRef(e.Object))
+			return true
+		},
 	}
 }
 
@@ -169,6 +192,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			r.written.forget(req.NamespacedName)
 			r.external.forget(req.NamespacedName)
 			r.podMemos.forget(req.NamespacedName)
+			r.inflight.Forget(inflight.Job{Kind: r.fw.Kind(), NamespacedName: req.NamespacedName})
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
@@ -176,7 +200,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	logger := log.FromContext(ctx).WithValues("uid", cached.GetUID())
 	ctx = log.IntoContext(ctx, logger)
 	if cached.GetDeletionTimestamp() != nil {
-		r.inflight.forget(cached.GetUID())
+		r.inflight.Forget(r.jobRef(cached))
 		r.podMemos.forget(req.NamespacedName)
 		return ctrl.Result{}, nil
 	}
@@ -215,9 +239,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			return ctrl.Result{RequeueAfter: p.requeueAfter}, nil
 		}
 	}
-	r.afterStatus(ctx, job, p)
-	if reconcileErr != nil {
-		return ctrl.Result{}, reconcileErr
+	if err := r.afterStatus(ctx, job, p); err != nil || reconcileErr != nil {
+		// A failed retry deletion is retried with backoff (its Warning event
+		// is recorded by deletePods).
+		return ctrl.Result{}, errors.Join(reconcileErr, err)
 	}
 	return ctrl.Result{RequeueAfter: p.requeueAfter}, nil
 }
@@ -284,7 +309,7 @@ type statusPatchBody struct {
 
 // afterStatus runs what must follow a durable status write: events for the
 // transitions just recorded, metrics, and deleting pods whose retry was counted.
-func (r *Reconciler) afterStatus(ctx context.Context, job client.Object, p *plan) {
+func (r *Reconciler) afterStatus(ctx context.Context, job client.Object, p *plan) error {
 	r.recordPodEvents(job, p.pods)
 	for _, e := range p.events {
 		r.recorder.Event(job, e.eventType, e.reason, e.message)
@@ -309,8 +334,9 @@ func (r *Reconciler) afterStatus(ctx context.Context, job client.Object, p *plan
 		jobsDeleted.WithLabelValues(ns, fwLabel).Inc()
 	}
 	if len(p.retryDeletes) > 0 {
-		_ = r.deletePods(ctx, job, p.retryDeletes)
+		return r.deletePods(ctx, job, p.retryDeletes)
 	}
+	return nil
 }
 
 // reconcile is the linear recipe of one pass over a job.

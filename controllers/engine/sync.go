@@ -137,23 +137,23 @@ func (r *Reconciler) syncReplicas(ctx context.Context, job client.Object, ch chi
 // neither exist nor are being created, and the template warnings to record
 // once they are.
 func (r *Reconciler) missingChildren(job client.Object, ch children, rt kubeflowv1.ReplicaType, spec *kubeflowv1.ReplicaSpec, now metav1.Time, gang GangScheduler) ([]client.Object, []event, error) {
-	uid := job.GetUID()
+	j := r.jobRef(job)
 	var creates []client.Object
 	var restartWarning, schedulerWarning string
 	for i := 0; i < int(replicasOf(spec)); i++ {
 		name := childName(r.fw, job, rt, i)
 		if r.needsServices() {
 			if _, ok := ch.services[rt][i]; ok {
-				r.inflight.observed(uid, "svc/"+name)
-			} else if !r.inflight.isCreating(uid, "svc/"+name, now.Time) {
+				r.inflight.Observed(j, "svc/"+name)
+			} else if !r.inflight.IsCreating(j, "svc/"+name) {
 				creates = append(creates, BuildService(r.fw, job, rt, i, spec))
 			}
 		}
 		if _, ok := ch.pods[rt][i]; ok {
-			r.inflight.observed(uid, "pod/"+name)
+			r.inflight.Observed(j, "pod/"+name)
 			continue
 		}
-		if r.inflight.isCreating(uid, "pod/"+name, now.Time) {
+		if r.inflight.IsCreating(j, "pod/"+name) {
 			continue
 		}
 		pod, ov, err := BuildPod(r.fw, job, rt, i, spec)
@@ -248,12 +248,19 @@ func (r *Reconciler) createChildren(ctx context.Context, job client.Object, objs
 		err := r.client.Create(ctx, obj)
 		switch {
 		case err == nil:
-			r.inflight.markCreated(job.GetUID(), prefix+obj.GetName(), r.clock.Now())
+			r.inflight.MarkCreated(r.jobRef(job), prefix+obj.GetName())
 			created.add(obj)
 		case apierrors.IsAlreadyExists(err):
 			// The cache lags, or the name belongs to someone else: ask the API.
 			existing := emptyLike(obj)
 			if gerr := r.apiReader.Get(ctx, client.ObjectKeyFromObject(obj), existing); gerr != nil {
+				// Deleted meanwhile: the next pass creates it. Anything else
+				// must fail the pass, so it is retried with backoff.
+				if !apierrors.IsNotFound(gerr) {
+					mu.Lock()
+					errs = append(errs, fmt.Errorf("reading %s %s after AlreadyExists: %w", lower(what), obj.GetName(), gerr))
+					mu.Unlock()
+				}
 				return
 			}
 			if ref := metav1.GetControllerOf(existing); ref != nil && ref.UID == job.GetUID() {
@@ -268,7 +275,7 @@ func (r *Reconciler) createChildren(ctx context.Context, job client.Object, objs
 						mu.Unlock()
 						return
 					}
-					r.inflight.markCreated(job.GetUID(), prefix+obj.GetName(), r.clock.Now())
+					r.inflight.MarkCreated(r.jobRef(job), prefix+obj.GetName())
 				}
 				return
 			}
@@ -371,10 +378,9 @@ func (r *Reconciler) deleteServices(ctx context.Context, job client.Object, svcs
 // deleteChildren deletes in parallel, skipping what is already going away.
 // The UID precondition protects a same-named replacement.
 func (r *Reconciler) deleteChildren(ctx context.Context, job client.Object, objs []client.Object, what string) error {
-	now := r.clock.Now()
 	todo := objs[:0:0]
 	for _, o := range objs {
-		if o.GetDeletionTimestamp() != nil || r.inflight.isDeleting(job.GetUID(), o.GetUID(), now) {
+		if o.GetDeletionTimestamp() != nil || r.inflight.IsDeleting(r.jobRef(job), o.GetUID()) {
 			continue
 		}
 		todo = append(todo, o)
@@ -395,7 +401,7 @@ func (r *Reconciler) deleteChildren(ctx context.Context, job client.Object, objs
 			mu.Unlock()
 			return
 		}
-		r.inflight.markDeleted(job.GetUID(), uid, r.clock.Now())
+		r.inflight.MarkDeleted(r.jobRef(job), uid)
 		if err == nil {
 			mu.Lock()
 			deleted = append(deleted, o.GetName())

@@ -11,7 +11,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
@@ -20,6 +19,7 @@ import (
 
 	kubeflowv1 "github.com/seed-d8a409e9/training-operator/apis/kubeflow.org/v1"
 	"github.com/seed-d8a409e9/training-operator/controllers/engine"
+	"github.com/seed-d8a409e9/training-operator/internal/inflight"
 )
 
 const (
@@ -29,9 +29,6 @@ const (
 	// readTimeout bounds cached reads, whose first use starts an informer
 	// that might never sync (for example without RBAC on the PodGroup type).
 	readTimeout = 30 * time.Second
-	// deletedMemory is how long a deleted object's UID is remembered, so a
-	// lagging cache does not produce a second delete event.
-	deletedMemory = 2 * time.Minute
 )
 
 // jobScope is one Sync or Delete call for one job.
@@ -48,6 +45,9 @@ func (m *Manager) scope(job client.Object, fw engine.Framework) *jobScope {
 func (s *jobScope) key() client.ObjectKey {
 	return client.ObjectKey{Namespace: s.job.GetNamespace(), Name: s.job.GetName()}
 }
+
+// ref names the job in the in-flight store.
+func (s *jobScope) ref() inflight.Job { return inflight.JobOf(s.fw.Kind(), s.job) }
 
 // controllerRef points a PodGroup at its job, like the job's pods.
 func (s *jobScope) controllerRef() metav1.OwnerReference {
@@ -301,7 +301,9 @@ func (s *jobScope) remove(ctx context.Context, k kindInfo, terminated bool) erro
 		return nil
 	}
 	uid := obj.GetUID()
-	if obj.GetDeletionTimestamp() != nil || (uid != "" && s.m.recentlyDeleted(uid)) {
+	// A deleted UID is remembered so a lagging cache does not produce a
+	// second delete event.
+	if obj.GetDeletionTimestamp() != nil || (uid != "" && s.m.inflight.IsDeleting(s.ref(), uid)) {
 		return nil
 	}
 	opts := []client.DeleteOption{client.PropagationPolicy(metav1.DeletePropagationBackground)}
@@ -312,7 +314,7 @@ func (s *jobScope) remove(ctx context.Context, k kindInfo, terminated bool) erro
 	switch {
 	case err == nil:
 		if uid != "" {
-			s.m.markDeleted(uid)
+			s.m.inflight.MarkDeleted(s.ref(), uid)
 		}
 		podGroupsDeleted.Inc()
 		if terminated {
@@ -326,23 +328,4 @@ func (s *jobScope) remove(ctx context.Context, k kindInfo, terminated bool) erro
 		s.event(corev1.EventTypeWarning, ReasonFailedDeletePodGroup, fmt.Sprintf("Error deleting %s %s: %v", k.gvk.Kind, obj.GetName(), err))
 		return fmt.Errorf("deleting %s %s: %w", k, s.key(), err)
 	}
-}
-
-func (m *Manager) recentlyDeleted(uid types.UID) bool {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	now := m.opts.Clock.Now()
-	for u, t := range m.deleted {
-		if now.Sub(t) > deletedMemory {
-			delete(m.deleted, u)
-		}
-	}
-	_, ok := m.deleted[uid]
-	return ok
-}
-
-func (m *Manager) markDeleted(uid types.UID) {
-	m.mu.Lock()
-	m.deleted[uid] = m.opts.Clock.Now()
-	m.mu.Unlock()
 }

@@ -34,7 +34,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
@@ -46,6 +45,7 @@ import (
 	kubeflowv1 "github.com/seed-d8a409e9/training-operator/apis/kubeflow.org/v1"
 	schedpluginsv1alpha1 "github.com/seed-d8a409e9/training-operator/apis/scheduling/v1alpha1"
 	"github.com/seed-d8a409e9/training-operator/controllers/engine"
+	"github.com/seed-d8a409e9/training-operator/internal/inflight"
 )
 
 // VolcanoSchedulerName is the schedulerName that selects Volcano.
@@ -84,6 +84,9 @@ type Options struct {
 	Recorder func(controllerName string) engine.EventRecorder
 	// Clock is injectable for tests.
 	Clock clock.Clock
+	// Inflight records the PodGroups deleted and not yet gone from the
+	// cache; share the job controllers' store so the records go with the job.
+	Inflight *inflight.Store
 }
 
 // Manager chooses and runs the gang-scheduling backend of each job. One
@@ -97,7 +100,7 @@ type Manager struct {
 	missing     map[schema.GroupVersionKind]time.Time // API absent, re-checked after the time
 	controllers map[string]registration               // by controller name
 	watched     map[string]bool                       // controller name + GVK
-	deleted     map[types.UID]time.Time               // recently deleted objects (no duplicate events)
+	inflight    *inflight.Store                       // recently deleted objects (no duplicate events)
 	priorities  *priorityCache
 }
 
@@ -130,12 +133,15 @@ func New(opts Options) *Manager {
 	if opts.APIReader == nil {
 		opts.APIReader = opts.Client
 	}
+	if opts.Inflight == nil {
+		opts.Inflight = inflight.New(opts.Clock, 0)
+	}
 	m := &Manager{
 		opts:        opts,
 		missing:     map[schema.GroupVersionKind]time.Time{},
 		controllers: map[string]registration{},
 		watched:     map[string]bool{},
-		deleted:     map[types.UID]time.Time{},
+		inflight:    opts.Inflight,
 		priorities:  &priorityCache{},
 	}
 	cfg := opts.Config
@@ -153,6 +159,10 @@ func New(opts Options) *Manager {
 	}
 	return m
 }
+
+// Inflight is the Manager's in-flight store; job controllers share it so a
+// gone job's records are freed in one place.
+func (m *Manager) Inflight() *inflight.Store { return m.inflight }
 
 // NewForManager builds a Manager on a controller-runtime manager and
 // registers the PodGroup types in its scheme. Call before the manager starts.
