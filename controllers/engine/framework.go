@@ -38,8 +38,6 @@ type Framework interface {
 	ReplicaTypes(job client.Object) []kubeflowv1.ReplicaType
 	// DefaultContainerName is the container that carries ports and exit codes.
 	DefaultContainerName() string
-	// DefaultPortName names the port the per-replica Service exposes.
-	DefaultPortName() string
 	// IsMasterRole reports whether a pod carries job-role=master.
 	IsMasterRole(job client.Object, rtype kubeflowv1.ReplicaType, index int) bool
 	// DecoratePod adds the framework's wiring (env, init containers) to a pod

@@ -22,8 +22,7 @@ const ControllerName = kubeflowv1.MPIJobControllerName
 
 // Names and paths of v1's MPI wiring; users' scripts and images rely on them.
 const (
-	launcherSuffix = "-launcher"
-	configSuffix   = "-config"
+	configSuffix = "-config"
 
 	kubexecScriptName       = "kubexec.sh"
 	hostfileName            = "hostfile"
@@ -124,9 +123,6 @@ func (*Framework) ReplicaTypes(obj client.Object) []kubeflowv1.ReplicaType {
 // code is read ("mpi" is also the name the defaulter gives unnamed containers).
 func (*Framework) DefaultContainerName() string { return kubeflowv1.MPIJobDefaultContainerName }
 
-// DefaultPortName implements engine.Framework (unused: MPIJobs have no Services).
-func (*Framework) DefaultPortName() string { return kubeflowv1.MPIJobDefaultPortName }
-
 // NeedsServices implements engine.ServiceLess: MPI peers talk through kubectl exec.
 func (*Framework) NeedsServices() bool { return false }
 
@@ -137,9 +133,9 @@ func (*Framework) CreateInOrder() bool { return true }
 // ReplicaName implements engine.ReplicaNamer: <job>-launcher and <job>-worker-<i>.
 func (*Framework) ReplicaName(obj client.Object, rt kubeflowv1.ReplicaType, index int) string {
 	if rt == kubeflowv1.MPIJobReplicaTypeLauncher {
-		return launcherName(obj.GetName())
+		return kubeflowv1.MPIJobLauncherName(obj.GetName())
 	}
-	return engine.ReplicaName(obj.GetName(), rt, index)
+	return kubeflowv1.ReplicaName(obj.GetName(), rt, index)
 }
 
 // IsMasterRole implements engine.Framework: the launcher.
@@ -147,12 +143,11 @@ func (*Framework) IsMasterRole(_ client.Object, rt kubeflowv1.ReplicaType, _ int
 	return rt == kubeflowv1.MPIJobReplicaTypeLauncher
 }
 
-func launcherName(jobName string) string  { return jobName + launcherSuffix }
 func configMapName(jobName string) string { return jobName + configSuffix }
 
 // workerName is the name of worker i, as the hostfile and the Role list it.
 func workerName(jobName string, i int) string {
-	return engine.ReplicaName(jobName, kubeflowv1.MPIJobReplicaTypeWorker, i)
+	return kubeflowv1.ReplicaName(jobName, kubeflowv1.MPIJobReplicaTypeWorker, i)
 }
 
 // mainContainer is the container that runs MPI: spec.mainContainer when the
@@ -226,7 +221,7 @@ func decorateWorker(j *kubeflowv1.MPIJob, c *corev1.Container, pod *corev1.Pod) 
 // and Intel MPI bootstrap env and the config volumes.
 func (f *Framework) decorateLauncher(j *kubeflowv1.MPIJob, c *corev1.Container, pod *corev1.Pod) {
 	if pod.Spec.ServiceAccountName == "" {
-		pod.Spec.ServiceAccountName = launcherName(j.Name)
+		pod.Spec.ServiceAccountName = kubeflowv1.MPIJobLauncherName(j.Name)
 	}
 	initResources := corev1.ResourceList{
 		corev1.ResourceCPU:              resource.MustParse("100m"),
@@ -302,14 +297,10 @@ func (*Framework) Evaluate(obj client.Object, v engine.ReplicaView) engine.Verdi
 	if spec == nil || st == nil {
 		return engine.Verdict{}
 	}
-	replicas := int32(1)
-	if spec.Replicas != nil {
-		replicas = *spec.Replicas
-	}
 	return engine.Verdict{
 		Running:          st.Active > 0,
 		RunningMessage:   fmt.Sprintf("MPIJob %s is running.", j.Name),
-		Succeeded:        replicas-st.Succeeded == 0,
+		Succeeded:        spec.ReplicaCount()-st.Succeeded == 0,
 		SucceededMessage: fmt.Sprintf("MPIJob %s is successfully completed.", j.Name),
 	}
 }

@@ -67,9 +67,6 @@ func (*Framework) ReplicaTypes(obj client.Object) []kubeflowv1.ReplicaType {
 // DefaultContainerName implements engine.Framework.
 func (*Framework) DefaultContainerName() string { return kubeflowv1.PaddleJobDefaultContainerName }
 
-// DefaultPortName implements engine.Framework.
-func (*Framework) DefaultPortName() string { return kubeflowv1.PaddleJobDefaultPortName }
-
 // IsMasterRole implements engine.Framework: every Master pod; none in
 // collective (worker-only) mode.
 func (*Framework) IsMasterRole(_ client.Object, rt kubeflowv1.ReplicaType, _ int) bool {
@@ -94,7 +91,7 @@ func (*Framework) Evaluate(obj client.Object, v engine.ReplicaView) engine.Verdi
 		return engine.Verdict{
 			Running:          st.Active > 0,
 			RunningMessage:   fmt.Sprintf("PaddleJob %s is running.", j.Name),
-			Succeeded:        replicas(spec)-st.Succeeded == 0,
+			Succeeded:        spec.ReplicaCount()-st.Succeeded == 0,
 			SucceededMessage: fmt.Sprintf("PaddleJob %s is successfully completed.", j.Name),
 		}
 	}
@@ -108,7 +105,7 @@ func (*Framework) Evaluate(obj client.Object, v engine.ReplicaView) engine.Verdi
 	}
 	st := status(v, kubeflowv1.PaddleJobReplicaTypeWorker)
 	verdict.Running = st.Active > 0
-	verdict.Succeeded = replicas(spec)-st.Succeeded == 0
+	verdict.Succeeded = spec.ReplicaCount()-st.Succeeded == 0
 	return verdict
 }
 
@@ -117,16 +114,6 @@ func status(v engine.ReplicaView, rt kubeflowv1.ReplicaType) *kubeflowv1.Replica
 		return st
 	}
 	return &kubeflowv1.ReplicaStatus{}
-}
-
-func replicas(spec *kubeflowv1.ReplicaSpec) int32 {
-	if spec == nil {
-		return 0
-	}
-	if spec.Replicas == nil {
-		return 1
-	}
-	return *spec.Replicas
 }
 
 // JobDeleteReasons implements engine.JobDeleteEvents: v1's Paddle controller

@@ -89,9 +89,6 @@ func (*Framework) ReplicaTypes(obj client.Object) []kubeflowv1.ReplicaType {
 // DefaultContainerName implements engine.Framework.
 func (*Framework) DefaultContainerName() string { return kubeflowv1.PyTorchJobDefaultContainerName }
 
-// DefaultPortName implements engine.Framework.
-func (*Framework) DefaultPortName() string { return kubeflowv1.PyTorchJobDefaultPortName }
-
 // IsMasterRole implements engine.Framework: the Master, or worker 0 without one.
 func (*Framework) IsMasterRole(obj client.Object, rt kubeflowv1.ReplicaType, index int) bool {
 	if _, ok := job(obj).Spec.PyTorchReplicaSpecs[kubeflowv1.PyTorchJobReplicaTypeMaster]; ok {
@@ -117,7 +114,7 @@ func (f *Framework) DecoratePod(obj client.Object, rt kubeflowv1.ReplicaType, in
 			return err
 		}
 		cs, err := f.init.render(initContainerData{
-			MasterAddr:         engine.ReplicaName(j.Name, kubeflowv1.PyTorchJobReplicaTypeMaster, 0),
+			MasterAddr:         kubeflowv1.ReplicaName(j.Name, kubeflowv1.PyTorchJobReplicaTypeMaster, 0),
 			MasterPort:         port,
 			InitContainerImage: f.opts.InitContainerImage,
 			MaxTries:           f.opts.InitContainerMaxTries,
@@ -139,7 +136,7 @@ func (*Framework) Evaluate(obj client.Object, v engine.ReplicaView) engine.Verdi
 		return engine.Verdict{
 			Running:          st.Active > 0,
 			RunningMessage:   fmt.Sprintf("PyTorchJob %s is running.", j.Name),
-			Succeeded:        replicas(spec)-st.Succeeded == 0,
+			Succeeded:        spec.ReplicaCount()-st.Succeeded == 0,
 			SucceededMessage: fmt.Sprintf("PyTorchJob %s is successfully completed.", j.Name),
 		}
 	}
@@ -151,19 +148,9 @@ func (*Framework) Evaluate(obj client.Object, v engine.ReplicaView) engine.Verdi
 	return engine.Verdict{
 		Running:          st.Active > 0,
 		RunningMessage:   fmt.Sprintf("PyTorchJob %s/%s is running.", j.Namespace, j.Name),
-		Succeeded:        replicas(spec)-st.Succeeded == 0 || (j.Spec.ElasticPolicy != nil && st.Succeeded > 0),
+		Succeeded:        spec.ReplicaCount()-st.Succeeded == 0 || (j.Spec.ElasticPolicy != nil && st.Succeeded > 0),
 		SucceededMessage: fmt.Sprintf("PyTorchJob %s/%s successfully completed.", j.Namespace, j.Name),
 	}
-}
-
-func replicas(spec *kubeflowv1.ReplicaSpec) int32 {
-	if spec == nil {
-		return 0
-	}
-	if spec.Replicas == nil {
-		return 1
-	}
-	return *spec.Replicas
 }
 
 // JobDeleteReasons implements engine.JobDeleteEvents: v1's PyTorch controller

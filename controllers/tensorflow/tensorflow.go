@@ -88,9 +88,6 @@ func (*Framework) ReplicaTypes(obj client.Object) []kubeflowv1.ReplicaType {
 // DefaultContainerName implements engine.Framework.
 func (*Framework) DefaultContainerName() string { return kubeflowv1.TFJobDefaultContainerName }
 
-// DefaultPortName implements engine.Framework.
-func (*Framework) DefaultPortName() string { return kubeflowv1.TFJobDefaultPortName }
-
 // hasChiefOrMaster reports whether the job has a Chief or Master spec.
 func hasChiefOrMaster(specs map[kubeflowv1.ReplicaType]*kubeflowv1.ReplicaSpec) bool {
 	_, chief := specs[kubeflowv1.TFJobReplicaTypeChief]
@@ -157,7 +154,7 @@ func (*Framework) Evaluate(obj client.Object, v engine.ReplicaView) engine.Verdi
 			}
 			st := status(v, rt)
 			verdict.Running = verdict.Running || st.Active > 0
-			verdict.Succeeded = verdict.Succeeded || replicas(spec)-st.Succeeded == 0
+			verdict.Succeeded = verdict.Succeeded || spec.ReplicaCount()-st.Succeeded == 0
 		}
 		return verdict
 	}
@@ -167,7 +164,7 @@ func (*Framework) Evaluate(obj client.Object, v engine.ReplicaView) engine.Verdi
 	}
 	st := status(v, kubeflowv1.TFJobReplicaTypeWorker)
 	allWorkers := j.Spec.SuccessPolicy != nil && *j.Spec.SuccessPolicy == kubeflowv1.SuccessPolicyAllWorkers
-	verdict.Succeeded = replicas(spec)-st.Succeeded == 0 || (!allWorkers && worker0Completed(v))
+	verdict.Succeeded = spec.ReplicaCount()-st.Succeeded == 0 || (!allWorkers && worker0Completed(v))
 	verdict.Running = !verdict.Succeeded && st.Active > 0
 	return verdict
 }
@@ -192,14 +189,4 @@ func status(v engine.ReplicaView, rt kubeflowv1.ReplicaType) *kubeflowv1.Replica
 		return st
 	}
 	return &kubeflowv1.ReplicaStatus{}
-}
-
-func replicas(spec *kubeflowv1.ReplicaSpec) int32 {
-	if spec == nil {
-		return 0
-	}
-	if spec.Replicas == nil {
-		return 1
-	}
-	return *spec.Replicas
 }
