@@ -24,7 +24,9 @@ var errPortNotExposed = errors.New("default container port is not exposed")
 type Options struct{}
 
 // Framework is the JAXJob adapter.
-type Framework struct{}
+type Framework struct {
+	engine.JobKind[kubeflowv1.JAXJob, *kubeflowv1.JAXJob]
+}
 
 var (
 	_ engine.Framework       = (*Framework)(nil)
@@ -36,32 +38,6 @@ func New(Options) *Framework { return &Framework{} }
 
 func job(obj client.Object) *kubeflowv1.JAXJob { return obj.(*kubeflowv1.JAXJob) }
 
-// Kind implements engine.Framework.
-func (*Framework) Kind() string { return kubeflowv1.JAXJobKind }
-
-// ControllerName implements engine.Framework.
-func (*Framework) ControllerName() string { return ControllerName }
-
-// MetricsLabel implements engine.Framework.
-func (*Framework) MetricsLabel() string { return kubeflowv1.JAXJobFrameworkName }
-
-// NewJob implements engine.Framework.
-func (*Framework) NewJob() client.Object { return &kubeflowv1.JAXJob{} }
-
-// Default implements engine.Framework.
-func (*Framework) Default(obj client.Object) { kubeflowv1.SetDefaults_JAXJob(job(obj)) }
-
-// ReplicaSpecs implements engine.Framework.
-func (*Framework) ReplicaSpecs(obj client.Object) map[kubeflowv1.ReplicaType]*kubeflowv1.ReplicaSpec {
-	return job(obj).Spec.JAXReplicaSpecs
-}
-
-// RunPolicy implements engine.Framework.
-func (*Framework) RunPolicy(obj client.Object) *kubeflowv1.RunPolicy { return &job(obj).Spec.RunPolicy }
-
-// Status implements engine.Framework.
-func (*Framework) Status(obj client.Object) *kubeflowv1.JobStatus { return &job(obj).Status }
-
 // ReplicaTypes implements engine.Framework: Worker is the only type.
 func (*Framework) ReplicaTypes(obj client.Object) []kubeflowv1.ReplicaType {
 	if _, ok := job(obj).Spec.JAXReplicaSpecs[kubeflowv1.JAXJobReplicaTypeWorker]; ok {
@@ -69,9 +45,6 @@ func (*Framework) ReplicaTypes(obj client.Object) []kubeflowv1.ReplicaType {
 	}
 	return nil
 }
-
-// DefaultContainerName implements engine.Framework.
-func (*Framework) DefaultContainerName() string { return kubeflowv1.JAXJobDefaultContainerName }
 
 // IsMasterRole implements engine.Framework: index 0, which hosts the coordinator.
 func (*Framework) IsMasterRole(_ client.Object, _ kubeflowv1.ReplicaType, index int) bool {

@@ -51,6 +51,8 @@ type Options struct {
 
 // Framework is the MPIJob adapter.
 type Framework struct {
+	engine.JobKind[kubeflowv1.MPIJob, *kubeflowv1.MPIJob]
+
 	opts Options
 }
 
@@ -72,26 +74,6 @@ func New(opts Options) *Framework {
 
 func job(obj client.Object) *kubeflowv1.MPIJob { return obj.(*kubeflowv1.MPIJob) }
 
-// Kind implements engine.Framework.
-func (*Framework) Kind() string { return kubeflowv1.MPIJobKind }
-
-// ControllerName implements engine.Framework.
-func (*Framework) ControllerName() string { return ControllerName }
-
-// MetricsLabel implements engine.Framework.
-func (*Framework) MetricsLabel() string { return kubeflowv1.MPIJobFrameworkName }
-
-// NewJob implements engine.Framework.
-func (*Framework) NewJob() client.Object { return &kubeflowv1.MPIJob{} }
-
-// Default implements engine.Framework.
-func (*Framework) Default(obj client.Object) { kubeflowv1.SetDefaults_MPIJob(job(obj)) }
-
-// ReplicaSpecs implements engine.Framework.
-func (*Framework) ReplicaSpecs(obj client.Object) map[kubeflowv1.ReplicaType]*kubeflowv1.ReplicaSpec {
-	return job(obj).Spec.MPIReplicaSpecs
-}
-
 // RunPolicy implements engine.Framework. It is a copy whose cleanPodPolicy
 // is the effective one (runPolicy's, else the deprecated
 // spec.cleanPodPolicy), read at use time so that an update of either field
@@ -104,9 +86,6 @@ func (*Framework) RunPolicy(obj client.Object) *kubeflowv1.RunPolicy {
 	return &rp
 }
 
-// Status implements engine.Framework.
-func (*Framework) Status(obj client.Object) *kubeflowv1.JobStatus { return &job(obj).Status }
-
 // ReplicaTypes implements engine.Framework: the workers first, so the
 // launcher is created after them. The Launcher is always listed: a job
 // without one cannot run, and the engine fails it as invalid instead of
@@ -118,10 +97,6 @@ func (*Framework) ReplicaTypes(obj client.Object) []kubeflowv1.ReplicaType {
 	}
 	return append(out, kubeflowv1.MPIJobReplicaTypeLauncher)
 }
-
-// DefaultContainerName implements engine.Framework: the container whose exit
-// code is read ("mpi" is also the name the defaulter gives unnamed containers).
-func (*Framework) DefaultContainerName() string { return kubeflowv1.MPIJobDefaultContainerName }
 
 // NeedsServices implements engine.ServiceLess: MPI peers talk through kubectl exec.
 func (*Framework) NeedsServices() bool { return false }

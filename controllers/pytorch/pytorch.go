@@ -28,6 +28,8 @@ type Options struct {
 
 // Framework is the PyTorchJob adapter.
 type Framework struct {
+	engine.JobKind[kubeflowv1.PyTorchJob, *kubeflowv1.PyTorchJob]
+
 	opts Options
 	init *initContainerRenderer
 }
@@ -55,39 +57,10 @@ func New(opts Options) (*Framework, error) {
 
 func job(obj client.Object) *kubeflowv1.PyTorchJob { return obj.(*kubeflowv1.PyTorchJob) }
 
-// Kind implements engine.Framework.
-func (*Framework) Kind() string { return kubeflowv1.PyTorchJobKind }
-
-// ControllerName implements engine.Framework.
-func (*Framework) ControllerName() string { return ControllerName }
-
-// MetricsLabel implements engine.Framework.
-func (*Framework) MetricsLabel() string { return "pytorch" }
-
-// NewJob implements engine.Framework.
-func (*Framework) NewJob() client.Object { return &kubeflowv1.PyTorchJob{} }
-
-// Default implements engine.Framework.
-func (*Framework) Default(obj client.Object) { kubeflowv1.SetDefaults_PyTorchJob(job(obj)) }
-
-// ReplicaSpecs implements engine.Framework.
-func (*Framework) ReplicaSpecs(obj client.Object) map[kubeflowv1.ReplicaType]*kubeflowv1.ReplicaSpec {
-	return job(obj).Spec.PyTorchReplicaSpecs
-}
-
-// RunPolicy implements engine.Framework.
-func (*Framework) RunPolicy(obj client.Object) *kubeflowv1.RunPolicy { return &job(obj).Spec.RunPolicy }
-
-// Status implements engine.Framework.
-func (*Framework) Status(obj client.Object) *kubeflowv1.JobStatus { return &job(obj).Status }
-
 // ReplicaTypes implements engine.Framework: Master before Worker.
 func (*Framework) ReplicaTypes(obj client.Object) []kubeflowv1.ReplicaType {
 	return engine.PresentTypes(job(obj).Spec.PyTorchReplicaSpecs, kubeflowv1.PyTorchJobReplicaTypeMaster, kubeflowv1.PyTorchJobReplicaTypeWorker)
 }
-
-// DefaultContainerName implements engine.Framework.
-func (*Framework) DefaultContainerName() string { return kubeflowv1.PyTorchJobDefaultContainerName }
 
 // IsMasterRole implements engine.Framework: the Master, or worker 0 without one.
 func (*Framework) IsMasterRole(obj client.Object, rt kubeflowv1.ReplicaType, index int) bool {

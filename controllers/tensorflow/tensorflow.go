@@ -30,6 +30,8 @@ type Options struct {
 
 // Framework is the TFJob adapter.
 type Framework struct {
+	engine.JobKind[kubeflowv1.TFJob, *kubeflowv1.TFJob]
+
 	opts Options
 }
 
@@ -53,40 +55,11 @@ var replicaOrder = []kubeflowv1.ReplicaType{
 	kubeflowv1.TFJobReplicaTypeEval,
 }
 
-// Kind implements engine.Framework.
-func (*Framework) Kind() string { return kubeflowv1.TFJobKind }
-
-// ControllerName implements engine.Framework.
-func (*Framework) ControllerName() string { return ControllerName }
-
-// MetricsLabel implements engine.Framework.
-func (*Framework) MetricsLabel() string { return kubeflowv1.TFJobFrameworkName }
-
-// NewJob implements engine.Framework.
-func (*Framework) NewJob() client.Object { return &kubeflowv1.TFJob{} }
-
-// Default implements engine.Framework.
-func (*Framework) Default(obj client.Object) { kubeflowv1.SetDefaults_TFJob(job(obj)) }
-
-// ReplicaSpecs implements engine.Framework.
-func (*Framework) ReplicaSpecs(obj client.Object) map[kubeflowv1.ReplicaType]*kubeflowv1.ReplicaSpec {
-	return job(obj).Spec.TFReplicaSpecs
-}
-
-// RunPolicy implements engine.Framework.
-func (*Framework) RunPolicy(obj client.Object) *kubeflowv1.RunPolicy { return &job(obj).Spec.RunPolicy }
-
-// Status implements engine.Framework.
-func (*Framework) Status(obj client.Object) *kubeflowv1.JobStatus { return &job(obj).Status }
-
 // ReplicaTypes implements engine.Framework: Chief, Master, PS, Worker,
 // Evaluator, those present only.
 func (*Framework) ReplicaTypes(obj client.Object) []kubeflowv1.ReplicaType {
 	return engine.PresentTypes(job(obj).Spec.TFReplicaSpecs, replicaOrder...)
 }
-
-// DefaultContainerName implements engine.Framework.
-func (*Framework) DefaultContainerName() string { return kubeflowv1.TFJobDefaultContainerName }
 
 // hasChiefOrMaster reports whether the job has a Chief or Master spec.
 func hasChiefOrMaster(specs map[kubeflowv1.ReplicaType]*kubeflowv1.ReplicaSpec) bool {

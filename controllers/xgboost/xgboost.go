@@ -21,7 +21,9 @@ const ControllerName = kubeflowv1.XGBoostJobControllerName
 type Options struct{}
 
 // Framework is the XGBoostJob adapter.
-type Framework struct{}
+type Framework struct {
+	engine.JobKind[kubeflowv1.XGBoostJob, *kubeflowv1.XGBoostJob]
+}
 
 var _ engine.Framework = (*Framework)(nil)
 
@@ -30,39 +32,10 @@ func New(Options) *Framework { return &Framework{} }
 
 func job(obj client.Object) *kubeflowv1.XGBoostJob { return obj.(*kubeflowv1.XGBoostJob) }
 
-// Kind implements engine.Framework.
-func (*Framework) Kind() string { return kubeflowv1.XGBoostJobKind }
-
-// ControllerName implements engine.Framework.
-func (*Framework) ControllerName() string { return ControllerName }
-
-// MetricsLabel implements engine.Framework.
-func (*Framework) MetricsLabel() string { return kubeflowv1.XGBoostJobFrameworkName }
-
-// NewJob implements engine.Framework.
-func (*Framework) NewJob() client.Object { return &kubeflowv1.XGBoostJob{} }
-
-// Default implements engine.Framework.
-func (*Framework) Default(obj client.Object) { kubeflowv1.SetDefaults_XGBoostJob(job(obj)) }
-
-// ReplicaSpecs implements engine.Framework.
-func (*Framework) ReplicaSpecs(obj client.Object) map[kubeflowv1.ReplicaType]*kubeflowv1.ReplicaSpec {
-	return job(obj).Spec.XGBReplicaSpecs
-}
-
-// RunPolicy implements engine.Framework.
-func (*Framework) RunPolicy(obj client.Object) *kubeflowv1.RunPolicy { return &job(obj).Spec.RunPolicy }
-
-// Status implements engine.Framework.
-func (*Framework) Status(obj client.Object) *kubeflowv1.JobStatus { return &job(obj).Status }
-
 // ReplicaTypes implements engine.Framework: Master before Worker.
 func (*Framework) ReplicaTypes(obj client.Object) []kubeflowv1.ReplicaType {
 	return engine.PresentTypes(job(obj).Spec.XGBReplicaSpecs, kubeflowv1.XGBoostJobReplicaTypeMaster, kubeflowv1.XGBoostJobReplicaTypeWorker)
 }
-
-// DefaultContainerName implements engine.Framework.
-func (*Framework) DefaultContainerName() string { return kubeflowv1.XGBoostJobDefaultContainerName }
 
 // IsMasterRole implements engine.Framework: the Master pods.
 func (*Framework) IsMasterRole(_ client.Object, rt kubeflowv1.ReplicaType, _ int) bool {
