@@ -7,10 +7,10 @@ import (
 	"fmt"
 	"os"
 	"reflect"
+	"strings"
 
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
-	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/selection"
@@ -96,8 +96,8 @@ func Setup(mgr ctrl.Manager, cfg *configv1alpha1.Configuration) error {
 	for _, name := range cfg.EnabledSchemes {
 		factory, ok := frameworks[name]
 		if !ok {
-			log.Info("scheme enabled but not implemented by this build yet; skipping", "scheme", name)
-			continue
+			// As in the webhooks: a kind this build does not know is an error.
+			return fmt.Errorf("scheme %s is not supported yet", strings.ToLower(name))
 		}
 		fw, err := factory(cfg)
 		if err != nil {
@@ -124,25 +124,43 @@ func Setup(mgr ctrl.Manager, cfg *configv1alpha1.Configuration) error {
 }
 
 // cacheByObject keeps only our children in the informer caches: pods,
-// Services, HPAs and MPI's ConfigMaps, ServiceAccounts, Roles and
-// RoleBindings that carry the operator-name label; pods and Services are
-// trimmed to what the engine reads (cachetrim.go).
-func cacheByObject() map[client.Object]cache.ByObject {
+// Services, HPAs and the adapters' extra children (engine.ExtraChildren,
+// e.g. MPI's ConfigMaps and launcher RBAC) that carry the operator-name
+// label; pods and Services are trimmed to what the engine reads
+// (cachetrim.go). Every adapter's extra types are listed, enabled or not,
+// so that a disabled kind's types are not cached unfiltered either.
+func cacheByObject(cfg *configv1alpha1.Configuration) (map[client.Object]cache.ByObject, error) {
 	req, err := labels.NewRequirement(kubeflowv1.OperatorNameLabel, selection.Exists, nil)
 	if err != nil {
 		panic(err) // constant input
 	}
 	sel := labels.NewSelector().Add(*req)
-	return map[client.Object]cache.ByObject{
+	out := map[client.Object]cache.ByObject{
 		&corev1.Pod{}:                            {Label: sel, Transform: trimPod},
 		&corev1.Service{}:                        {Label: sel, Transform: trimService},
 		&autoscalingv2.HorizontalPodAutoscaler{}: {Label: sel},
-		// MPIJob launcher wiring.
-		&corev1.ConfigMap{}:      {Label: sel},
-		&corev1.ServiceAccount{}: {Label: sel},
-		&rbacv1.Role{}:           {Label: sel},
-		&rbacv1.RoleBinding{}:    {Label: sel},
 	}
+	seen := map[reflect.Type]bool{}
+	for obj := range out {
+		seen[reflect.TypeOf(obj)] = true
+	}
+	for _, name := range configv1alpha1.AllSchemes() {
+		fw, err := frameworks[name](cfg)
+		if err != nil {
+			continue // reported by Setup and defaultTransform if the kind is enabled
+		}
+		ec, ok := fw.(engine.ExtraChildren)
+		if !ok {
+			continue
+		}
+		for _, t := range ec.ExtraTypes() {
+			if !seen[reflect.TypeOf(t.Object)] {
+				seen[reflect.TypeOf(t.Object)] = true
+				out[t.Object] = cache.ByObject{Label: sel}
+			}
+		}
+	}
+	return out, nil
 }
 
 // defaultTransform strips managedFields from every cached object, and trims
@@ -181,7 +199,11 @@ func CacheOptions(cfg *configv1alpha1.Configuration) (cache.Options, error) {
 	if err != nil {
 		return cache.Options{}, err
 	}
-	opts := cache.Options{ByObject: cacheByObject(), DefaultTransform: transform}
+	byObject, err := cacheByObject(cfg)
+	if err != nil {
+		return cache.Options{}, err
+	}
+	opts := cache.Options{ByObject: byObject, DefaultTransform: transform}
 	if cfg.Namespace != "" {
 		opts.DefaultNamespaces = map[string]cache.Config{cfg.Namespace: {}}
 	}

@@ -195,12 +195,6 @@ func validateName(name string, children []string) field.ErrorList {
 	return nil
 }
 
-// childName is the name of a replica's pod and Service:
-// <job>-<lower replica type>-<index>.
-func childName(job string, rtype kubeflowv1.ReplicaType, index int32) string {
-	return fmt.Sprintf("%s-%s-%d", job, strings.ToLower(string(rtype)), index)
-}
-
 // lastChildNames returns, for each replica type with at least one replica,
 // the name of its highest-indexed pod. count gives the number of pods of a
 // type (nil replicas count as defaultReplicas).
@@ -208,7 +202,7 @@ func lastChildNames(job string, specs map[kubeflowv1.ReplicaType]*kubeflowv1.Rep
 	var out []string
 	for _, rtype := range sortedTypes(specs) {
 		if n := count(rtype, specs[rtype]); n > 0 {
-			out = append(out, childName(job, rtype, n-1))
+			out = append(out, kubeflowv1.ReplicaName(job, rtype, int(n-1)))
 		}
 	}
 	return out

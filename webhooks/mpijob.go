@@ -64,10 +64,10 @@ func validateMPIJob(job *kubeflowv1.MPIJob) (field.ErrorList, admission.Warnings
 	specs := job.Spec.MPIReplicaSpecs
 	var children []string
 	if _, ok := specs[kubeflowv1.MPIJobReplicaTypeLauncher]; ok {
-		children = append(children, job.Name+"-launcher")
+		children = append(children, kubeflowv1.MPIJobLauncherName(job.Name))
 	}
 	if n := replicasOrDefault(specs[kubeflowv1.MPIJobReplicaTypeWorker], 0); n > 0 {
-		children = append(children, childName(job.Name, kubeflowv1.MPIJobReplicaTypeWorker, n-1))
+		children = append(children, kubeflowv1.ReplicaName(job.Name, kubeflowv1.MPIJobReplicaTypeWorker, int(n-1)))
 	}
 	errs := validateName(job.Name, children)
 	errs = append(errs, validateRunPolicy(&job.Spec.RunPolicy)...)

@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"fmt"
 	"sort"
 	"strconv"
 	"strings"
@@ -13,12 +12,6 @@ import (
 
 	kubeflowv1 "github.com/seed-d8a409e9/training-operator/apis/kubeflow.org/v1"
 )
-
-// ReplicaName is the name of a replica's pod and Service: <job>-<lower rtype>-<index>.
-func ReplicaName(jobName string, rtype kubeflowv1.ReplicaType, index int) string {
-	n := fmt.Sprintf("%s-%s-%d", jobName, strings.ToLower(string(rtype)), index)
-	return strings.ReplaceAll(n, "/", "-")
-}
 
 // JobLabels are the labels every child of a job carries (and the cache selects on).
 func JobLabels(controllerName, jobName string) map[string]string {
@@ -70,7 +63,7 @@ func childName(fw Framework, job client.Object, rtype kubeflowv1.ReplicaType, in
 	if n, ok := fw.(ReplicaNamer); ok {
 		return n.ReplicaName(job, rtype, index)
 	}
-	return ReplicaName(job.GetName(), rtype, index)
+	return kubeflowv1.ReplicaName(job.GetName(), rtype, index)
 }
 
 // BuildPod is the pure constructor of one replica's pod from its template.
@@ -105,20 +98,6 @@ func BuildPod(fw Framework, job client.Object, rtype kubeflowv1.ReplicaType, ind
 	return pod, overridden, nil
 }
 
-// defaultContainer returns the container named name, else the first one, as
-// the port defaulting does.
-func defaultContainer(containers []corev1.Container, name string) *corev1.Container {
-	for i := range containers {
-		if containers[i].Name == name {
-			return &containers[i]
-		}
-	}
-	if len(containers) > 0 {
-		return &containers[0]
-	}
-	return nil
-}
-
 // BuildService is the pure constructor of one replica's headless Service. It
 // exposes every named port of the default container.
 func BuildService(fw Framework, job client.Object, rtype kubeflowv1.ReplicaType, index int, spec *kubeflowv1.ReplicaSpec) *corev1.Service {
@@ -135,7 +114,7 @@ func BuildService(fw Framework, job client.Object, rtype kubeflowv1.ReplicaType,
 			Selector:  ReplicaLabels(fw.ControllerName(), job.GetName(), rtype, index),
 		},
 	}
-	if c := defaultContainer(spec.Template.Spec.Containers, fw.DefaultContainerName()); c != nil {
+	if c := kubeflowv1.DefaultContainer(spec.Template.Spec.Containers, fw.DefaultContainerName()); c != nil {
 		for _, p := range c.Ports {
 			if p.Name != "" {
 				svc.Spec.Ports = append(svc.Spec.Ports, corev1.ServicePort{Name: p.Name, Port: p.ContainerPort})
@@ -198,7 +177,7 @@ func bucketChildren(specs map[kubeflowv1.ReplicaType]*kubeflowv1.ReplicaSpec, po
 		ch.allPods = append(ch.allPods, p)
 		rt, ok := byLower[p.Labels[kubeflowv1.ReplicaTypeLabel]]
 		idx := index(rt, p)
-		if !ok || idx < 0 || idx >= int(replicasOf(specs[rt])) {
+		if !ok || idx < 0 || idx >= int(specs[rt].ReplicaCount()) {
 			ch.strayPods = append(ch.strayPods, p)
 			continue
 		}
@@ -208,24 +187,13 @@ func bucketChildren(specs map[kubeflowv1.ReplicaType]*kubeflowv1.ReplicaSpec, po
 		ch.allServices = append(ch.allServices, s)
 		rt, ok := byLower[s.Labels[kubeflowv1.ReplicaTypeLabel]]
 		idx := index(rt, s)
-		if !ok || idx < 0 || idx >= int(replicasOf(specs[rt])) {
+		if !ok || idx < 0 || idx >= int(specs[rt].ReplicaCount()) {
 			ch.strayServices = append(ch.strayServices, s)
 			continue
 		}
 		ch.services[rt][idx] = s
 	}
 	return ch
-}
-
-// replicasOf is the replica count with v1's default of 1.
-func replicasOf(spec *kubeflowv1.ReplicaSpec) int32 {
-	if spec == nil {
-		return 0
-	}
-	if spec.Replicas == nil {
-		return 1
-	}
-	return *spec.Replicas
 }
 
 // PresentTypes returns the replica types of order that the spec has, in that

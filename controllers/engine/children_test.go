@@ -123,7 +123,7 @@ func TestBucketChildrenUnindexedByName(t *testing.T) {
 		if rt == "Master" {
 			return "j-launcher"
 		}
-		return ReplicaName("j", rt, i)
+		return kubeflowv1.ReplicaName("j", rt, i)
 	}
 	launcher := testjobs.MakePod("j-launcher", "ns").Label(kubeflowv1.ReplicaTypeLabel, "master").Obj()
 	other := testjobs.MakePod("j-other", "ns").Label(kubeflowv1.ReplicaTypeLabel, "master").Obj()
@@ -136,12 +136,6 @@ func TestBucketChildrenUnindexedByName(t *testing.T) {
 	}
 	if len(ch.strayPods) != 1 || ch.strayPods[0].Name != "j-other" {
 		t.Errorf("strays = %v, want only j-other (no index, not a replica's name)", ch.strayPods)
-	}
-}
-
-func TestReplicaName(t *testing.T) {
-	if got := ReplicaName("my-job", "Worker", 3); got != "my-job-worker-3" {
-		t.Errorf("got %q", got)
 	}
 }
 

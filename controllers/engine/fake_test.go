@@ -29,7 +29,6 @@ func (fakeFramework) ReplicaTypes(client.Object) []kubeflowv1.ReplicaType {
 	return []kubeflowv1.ReplicaType{"Master", "Worker"}
 }
 func (fakeFramework) DefaultContainerName() string { return "pytorch" }
-func (fakeFramework) DefaultPortName() string      { return "pytorchjob-port" }
 func (fakeFramework) IsMasterRole(_ client.Object, rt kubeflowv1.ReplicaType, _ int) bool {
 	return rt == "Master"
 }

@@ -18,28 +18,10 @@ import (
 
 // Framework describes one training framework (one kind) to the engine.
 type Framework interface {
-	// Kind is the job kind, e.g. "PyTorchJob"; it prefixes condition reasons.
-	Kind() string
-	// ControllerName is the value of the operator-name label and the event source.
-	ControllerName() string
-	// MetricsLabel is the `framework` label of the job metrics.
-	MetricsLabel() string
-	// NewJob returns an empty job object of this kind.
-	NewJob() client.Object
-	// Default applies the kind's defaults in place (the webhook's defaulter).
-	Default(job client.Object)
-	// ReplicaSpecs returns the job's replica specs (read-only for the engine).
-	ReplicaSpecs(job client.Object) map[kubeflowv1.ReplicaType]*kubeflowv1.ReplicaSpec
-	// RunPolicy returns the job's run policy.
-	RunPolicy(job client.Object) *kubeflowv1.RunPolicy
-	// Status returns a pointer to the job's status, so the engine can set it.
-	Status(job client.Object) *kubeflowv1.JobStatus
+	// JobType is the kind's constants and accessors (engine.JobKind).
+	JobType
 	// ReplicaTypes lists the job's replica types in the order pods are made.
 	ReplicaTypes(job client.Object) []kubeflowv1.ReplicaType
-	// DefaultContainerName is the container that carries ports and exit codes.
-	DefaultContainerName() string
-	// DefaultPortName names the port the per-replica Service exposes.
-	DefaultPortName() string
 	// IsMasterRole reports whether a pod carries job-role=master.
 	IsMasterRole(job client.Object, rtype kubeflowv1.ReplicaType, index int) bool
 	// DecoratePod adds the framework's wiring (env, init containers) to a pod

@@ -140,7 +140,7 @@ func (r *Reconciler) missingChildren(job client.Object, ch children, rt kubeflow
 	j := r.jobRef(job)
 	var creates []client.Object
 	var restartWarning, schedulerWarning string
-	for i := 0; i < int(replicasOf(spec)); i++ {
+	for i := 0; i < int(spec.ReplicaCount()); i++ {
 		name := childName(r.fw, job, rt, i)
 		if r.needsServices() {
 			if _, ok := ch.services[rt][i]; ok {

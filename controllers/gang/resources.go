@@ -80,20 +80,9 @@ func minMember(job client.Object, fw engine.Framework) int32 {
 	specs := fw.ReplicaSpecs(job)
 	var n int32
 	for _, rt := range fw.ReplicaTypes(job) {
-		n += replicas(specs[rt])
+		n += specs[rt].ReplicaCount()
 	}
 	return n
-}
-
-func replicas(spec *kubeflowv1.ReplicaSpec) int32 {
-	switch {
-	case spec == nil:
-		return 0
-	case spec.Replicas == nil:
-		return 1
-	default:
-		return *spec.Replicas
-	}
 }
 
 func usesPriorityClasses(job client.Object, fw engine.Framework) bool {
@@ -125,7 +114,7 @@ func minResources(job client.Object, fw engine.Framework, n int32, prio prioriti
 		if left <= 0 {
 			break
 		}
-		count := min(replicas(specs[rt]), left)
+		count := min(specs[rt].ReplicaCount(), left)
 		left -= count
 		perPod := podRequests(builtPodSpec(job, fw, rt, specs[rt]))
 		for range count {

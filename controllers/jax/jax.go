@@ -24,7 +24,9 @@ var errPortNotExposed = errors.New("default container port is not exposed")
 type Options struct{}
 
 // Framework is the JAXJob adapter.
-type Framework struct{}
+type Framework struct {
+	engine.JobKind[kubeflowv1.JAXJob, *kubeflowv1.JAXJob]
+}
 
 var (
 	_ engine.Framework       = (*Framework)(nil)
@@ -36,32 +38,6 @@ func New(Options) *Framework { return &Framework{} }
 
 func job(obj client.Object) *kubeflowv1.JAXJob { return obj.(*kubeflowv1.JAXJob) }
 
-// Kind implements engine.Framework.
-func (*Framework) Kind() string { return kubeflowv1.JAXJobKind }
-
-// ControllerName implements engine.Framework.
-func (*Framework) ControllerName() string { return ControllerName }
-
-// MetricsLabel implements engine.Framework.
-func (*Framework) MetricsLabel() string { return kubeflowv1.JAXJobFrameworkName }
-
-// NewJob implements engine.Framework.
-func (*Framework) NewJob() client.Object { return &kubeflowv1.JAXJob{} }
-
-// Default implements engine.Framework.
-func (*Framework) Default(obj client.Object) { kubeflowv1.SetDefaults_JAXJob(job(obj)) }
-
-// ReplicaSpecs implements engine.Framework.
-func (*Framework) ReplicaSpecs(obj client.Object) map[kubeflowv1.ReplicaType]*kubeflowv1.ReplicaSpec {
-	return job(obj).Spec.JAXReplicaSpecs
-}
-
-// RunPolicy implements engine.Framework.
-func (*Framework) RunPolicy(obj client.Object) *kubeflowv1.RunPolicy { return &job(obj).Spec.RunPolicy }
-
-// Status implements engine.Framework.
-func (*Framework) Status(obj client.Object) *kubeflowv1.JobStatus { return &job(obj).Status }
-
 // ReplicaTypes implements engine.Framework: Worker is the only type.
 func (*Framework) ReplicaTypes(obj client.Object) []kubeflowv1.ReplicaType {
 	if _, ok := job(obj).Spec.JAXReplicaSpecs[kubeflowv1.JAXJobReplicaTypeWorker]; ok {
@@ -69,12 +45,6 @@ func (*Framework) ReplicaTypes(obj client.Object) []kubeflowv1.ReplicaType {
 	}
 	return nil
 }
-
-// DefaultContainerName implements engine.Framework.
-func (*Framework) DefaultContainerName() string { return kubeflowv1.JAXJobDefaultContainerName }
-
-// DefaultPortName implements engine.Framework.
-func (*Framework) DefaultPortName() string { return kubeflowv1.JAXJobDefaultPortName }
 
 // IsMasterRole implements engine.Framework: index 0, which hosts the coordinator.
 func (*Framework) IsMasterRole(_ client.Object, _ kubeflowv1.ReplicaType, index int) bool {
@@ -109,7 +79,7 @@ func (*Framework) Evaluate(obj client.Object, v engine.ReplicaView) engine.Verdi
 		st = &kubeflowv1.ReplicaStatus{}
 	}
 	verdict.Running = st.Active > 0
-	verdict.Succeeded = replicas(spec)-st.Succeeded == 0
+	verdict.Succeeded = spec.ReplicaCount()-st.Succeeded == 0
 	return verdict
 }
 
@@ -128,7 +98,7 @@ func envVars(j *kubeflowv1.JAXJob, index int) ([]corev1.EnvVar, error) {
 	return []corev1.EnvVar{
 		{Name: "PYTHONUNBUFFERED", Value: "1"},
 		{Name: "COORDINATOR_PORT", Value: strconv.Itoa(int(port))},
-		{Name: "COORDINATOR_ADDRESS", Value: engine.ReplicaName(j.Name, kubeflowv1.JAXJobReplicaTypeWorker, 0)},
+		{Name: "COORDINATOR_ADDRESS", Value: kubeflowv1.ReplicaName(j.Name, kubeflowv1.JAXJobReplicaTypeWorker, 0)},
 		{Name: "NUM_PROCESSES", Value: strconv.Itoa(total)},
 		{Name: "PROCESS_ID", Value: strconv.Itoa(index)},
 	}, nil
@@ -136,29 +106,10 @@ func envVars(j *kubeflowv1.JAXJob, index int) ([]corev1.EnvVar, error) {
 
 // coordinatorPort is the jaxjob-port of the Worker's jax container.
 func coordinatorPort(j *kubeflowv1.JAXJob) (int32, error) {
-	if spec := j.Spec.JAXReplicaSpecs[kubeflowv1.JAXJobReplicaTypeWorker]; spec != nil {
-		for _, c := range spec.Template.Spec.Containers {
-			if c.Name != kubeflowv1.JAXJobDefaultContainerName {
-				continue
-			}
-			for _, p := range c.Ports {
-				if p.Name == kubeflowv1.JAXJobDefaultPortName {
-					return p.ContainerPort, nil
-				}
-			}
-		}
+	if p, ok := j.Spec.JAXReplicaSpecs[kubeflowv1.JAXJobReplicaTypeWorker].ContainerPort(kubeflowv1.JAXJobDefaultContainerName, kubeflowv1.JAXJobDefaultPortName); ok {
+		return p, nil
 	}
 	return 0, errPortNotExposed
-}
-
-func replicas(spec *kubeflowv1.ReplicaSpec) int32 {
-	if spec == nil {
-		return 0
-	}
-	if spec.Replicas == nil {
-		return 1
-	}
-	return *spec.Replicas
 }
 
 // JobDeleteReasons implements engine.JobDeleteEvents: v1's JAX controller

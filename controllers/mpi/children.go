@@ -37,7 +37,7 @@ func (*Framework) DesiredChildren(obj client.Object, pods []*corev1.Pod) []engin
 	j := job(obj)
 	sa := launcherServiceAccountName(j)
 	return []engine.DesiredChild{
-		{Object: desiredServiceAccount(j, sa), UseExisting: sa != launcherName(j.Name)},
+		{Object: desiredServiceAccount(j, sa), UseExisting: sa != kubeflowv1.MPIJobLauncherName(j.Name)},
 		{Object: desiredRole(j)},
 		{Object: desiredRoleBinding(j, sa)},
 		{Object: desiredConfigMap(j, runningWorkers(j, pods))},
@@ -49,7 +49,7 @@ func launcherServiceAccountName(j *kubeflowv1.MPIJob) string {
 	if spec := j.Spec.MPIReplicaSpecs[kubeflowv1.MPIJobReplicaTypeLauncher]; spec != nil && spec.Template.Spec.ServiceAccountName != "" {
 		return spec.Template.Spec.ServiceAccountName
 	}
-	return launcherName(j.Name)
+	return kubeflowv1.MPIJobLauncherName(j.Name)
 }
 
 // childMeta is the metadata every child carries: v1's app label, the labels
@@ -106,7 +106,7 @@ func hostfile(j *kubeflowv1.MPIJob) string {
 	slots := slotsPerWorker(j)
 	var b strings.Builder
 	if isGPULauncher(j) {
-		fmt.Fprintf(&b, "%s slots=%d\n", launcherName(j.Name), slots)
+		fmt.Fprintf(&b, "%s slots=%d\n", kubeflowv1.MPIJobLauncherName(j.Name), slots)
 	}
 	for i := 0; i < workerReplicas(j); i++ {
 		fmt.Fprintf(&b, "%s slots=%d\n", workerName(j.Name, i), slots)
@@ -123,7 +123,7 @@ func discoverHostsScript(j *kubeflowv1.MPIJob, runningWorkers []string) string {
 	var b strings.Builder
 	b.WriteString("#!/bin/sh")
 	if isGPULauncher(j) {
-		fmt.Fprintf(&b, "\necho %s:%d\n", launcherName(j.Name), slots)
+		fmt.Fprintf(&b, "\necho %s:%d\n", kubeflowv1.MPIJobLauncherName(j.Name), slots)
 	}
 	for _, n := range names {
 		fmt.Fprintf(&b, "\necho %s:%d", n, slots)
@@ -148,7 +148,7 @@ func desiredConfigMap(j *kubeflowv1.MPIJob, runningWorkers []string) *corev1.Con
 // list would grant exec into every pod of the namespace.
 func desiredRole(j *kubeflowv1.MPIJob) *rbacv1.Role {
 	role := &rbacv1.Role{
-		ObjectMeta: childMeta(j, launcherName(j.Name)),
+		ObjectMeta: childMeta(j, kubeflowv1.MPIJobLauncherName(j.Name)),
 		Rules: []rbacv1.PolicyRule{{
 			Verbs:     []string{"get", "list", "watch"},
 			APIGroups: []string{""},
@@ -175,7 +175,7 @@ func desiredRole(j *kubeflowv1.MPIJob) *rbacv1.Role {
 // desiredRoleBinding binds the launcher Role to the launcher's ServiceAccount.
 func desiredRoleBinding(j *kubeflowv1.MPIJob, serviceAccount string) *rbacv1.RoleBinding {
 	return &rbacv1.RoleBinding{
-		ObjectMeta: childMeta(j, launcherName(j.Name)),
+		ObjectMeta: childMeta(j, kubeflowv1.MPIJobLauncherName(j.Name)),
 		Subjects: []rbacv1.Subject{{
 			Kind:      rbacv1.ServiceAccountKind,
 			Name:      serviceAccount,
@@ -184,7 +184,7 @@ func desiredRoleBinding(j *kubeflowv1.MPIJob, serviceAccount string) *rbacv1.Rol
 		RoleRef: rbacv1.RoleRef{
 			APIGroup: rbacv1.GroupName,
 			Kind:     "Role",
-			Name:     launcherName(j.Name),
+			Name:     kubeflowv1.MPIJobLauncherName(j.Name),
 		},
 	}
 }

@@ -22,8 +22,7 @@ const ControllerName = kubeflowv1.MPIJobControllerName
 
 // Names and paths of v1's MPI wiring; users' scripts and images rely on them.
 const (
-	launcherSuffix = "-launcher"
-	configSuffix   = "-config"
+	configSuffix = "-config"
 
 	kubexecScriptName       = "kubexec.sh"
 	hostfileName            = "hostfile"
@@ -52,6 +51,8 @@ type Options struct {
 
 // Framework is the MPIJob adapter.
 type Framework struct {
+	engine.JobKind[kubeflowv1.MPIJob, *kubeflowv1.MPIJob]
+
 	opts Options
 }
 
@@ -73,26 +74,6 @@ func New(opts Options) *Framework {
 
 func job(obj client.Object) *kubeflowv1.MPIJob { return obj.(*kubeflowv1.MPIJob) }
 
-// Kind implements engine.Framework.
-func (*Framework) Kind() string { return kubeflowv1.MPIJobKind }
-
-// ControllerName implements engine.Framework.
-func (*Framework) ControllerName() string { return ControllerName }
-
-// MetricsLabel implements engine.Framework.
-func (*Framework) MetricsLabel() string { return kubeflowv1.MPIJobFrameworkName }
-
-// NewJob implements engine.Framework.
-func (*Framework) NewJob() client.Object { return &kubeflowv1.MPIJob{} }
-
-// Default implements engine.Framework.
-func (*Framework) Default(obj client.Object) { kubeflowv1.SetDefaults_MPIJob(job(obj)) }
-
-// ReplicaSpecs implements engine.Framework.
-func (*Framework) ReplicaSpecs(obj client.Object) map[kubeflowv1.ReplicaType]*kubeflowv1.ReplicaSpec {
-	return job(obj).Spec.MPIReplicaSpecs
-}
-
 // RunPolicy implements engine.Framework. It is a copy whose cleanPodPolicy
 // is the effective one (runPolicy's, else the deprecated
 // spec.cleanPodPolicy), read at use time so that an update of either field
@@ -104,9 +85,6 @@ func (*Framework) RunPolicy(obj client.Object) *kubeflowv1.RunPolicy {
 	rp.CleanPodPolicy = &p
 	return &rp
 }
-
-// Status implements engine.Framework.
-func (*Framework) Status(obj client.Object) *kubeflowv1.JobStatus { return &job(obj).Status }
 
 // ReplicaTypes implements engine.Framework: the workers first, so the
 // launcher is created after them. The Launcher is always listed: a job
@@ -120,13 +98,6 @@ func (*Framework) ReplicaTypes(obj client.Object) []kubeflowv1.ReplicaType {
 	return append(out, kubeflowv1.MPIJobReplicaTypeLauncher)
 }
 
-// DefaultContainerName implements engine.Framework: the container whose exit
-// code is read ("mpi" is also the name the defaulter gives unnamed containers).
-func (*Framework) DefaultContainerName() string { return kubeflowv1.MPIJobDefaultContainerName }
-
-// DefaultPortName implements engine.Framework (unused: MPIJobs have no Services).
-func (*Framework) DefaultPortName() string { return kubeflowv1.MPIJobDefaultPortName }
-
 // NeedsServices implements engine.ServiceLess: MPI peers talk through kubectl exec.
 func (*Framework) NeedsServices() bool { return false }
 
@@ -137,9 +108,9 @@ func (*Framework) CreateInOrder() bool { return true }
 // ReplicaName implements engine.ReplicaNamer: <job>-launcher and <job>-worker-<i>.
 func (*Framework) ReplicaName(obj client.Object, rt kubeflowv1.ReplicaType, index int) string {
 	if rt == kubeflowv1.MPIJobReplicaTypeLauncher {
-		return launcherName(obj.GetName())
+		return kubeflowv1.MPIJobLauncherName(obj.GetName())
 	}
-	return engine.ReplicaName(obj.GetName(), rt, index)
+	return kubeflowv1.ReplicaName(obj.GetName(), rt, index)
 }
 
 // IsMasterRole implements engine.Framework: the launcher.
@@ -147,12 +118,11 @@ func (*Framework) IsMasterRole(_ client.Object, rt kubeflowv1.ReplicaType, _ int
 	return rt == kubeflowv1.MPIJobReplicaTypeLauncher
 }
 
-func launcherName(jobName string) string  { return jobName + launcherSuffix }
 func configMapName(jobName string) string { return jobName + configSuffix }
 
 // workerName is the name of worker i, as the hostfile and the Role list it.
 func workerName(jobName string, i int) string {
-	return engine.ReplicaName(jobName, kubeflowv1.MPIJobReplicaTypeWorker, i)
+	return kubeflowv1.ReplicaName(jobName, kubeflowv1.MPIJobReplicaTypeWorker, i)
 }
 
 // mainContainer is the container that runs MPI: spec.mainContainer when the
@@ -226,7 +196,7 @@ func decorateWorker(j *kubeflowv1.MPIJob, c *corev1.Container, pod *corev1.Pod) 
 // and Intel MPI bootstrap env and the config volumes.
 func (f *Framework) decorateLauncher(j *kubeflowv1.MPIJob, c *corev1.Container, pod *corev1.Pod) {
 	if pod.Spec.ServiceAccountName == "" {
-		pod.Spec.ServiceAccountName = launcherName(j.Name)
+		pod.Spec.ServiceAccountName = kubeflowv1.MPIJobLauncherName(j.Name)
 	}
 	initResources := corev1.ResourceList{
 		corev1.ResourceCPU:              resource.MustParse("100m"),
@@ -302,14 +272,10 @@ func (*Framework) Evaluate(obj client.Object, v engine.ReplicaView) engine.Verdi
 	if spec == nil || st == nil {
 		return engine.Verdict{}
 	}
-	replicas := int32(1)
-	if spec.Replicas != nil {
-		replicas = *spec.Replicas
-	}
 	return engine.Verdict{
 		Running:          st.Active > 0,
 		RunningMessage:   fmt.Sprintf("MPIJob %s is running.", j.Name),
-		Succeeded:        replicas-st.Succeeded == 0,
+		Succeeded:        spec.ReplicaCount()-st.Succeeded == 0,
 		SucceededMessage: fmt.Sprintf("MPIJob %s is successfully completed.", j.Name),
 	}
 }

@@ -7,7 +7,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	kubeflowv1 "github.com/seed-d8a409e9/training-operator/apis/kubeflow.org/v1"
-	"github.com/seed-d8a409e9/training-operator/controllers/engine"
 )
 
 // Env var names read by `python -m paddle.distributed.launch`.
@@ -28,7 +27,7 @@ const (
 func envVars(j *kubeflowv1.PaddleJob, rt kubeflowv1.ReplicaType, index int) []corev1.EnvVar {
 	total := 0
 	for _, s := range j.Spec.PaddleReplicaSpecs {
-		total += int(replicas(s))
+		total += int(s.ReplicaCount())
 	}
 	env := []corev1.EnvVar{
 		{Name: "PYTHONUNBUFFERED", Value: "1"},
@@ -49,7 +48,7 @@ func envVars(j *kubeflowv1.PaddleJob, rt kubeflowv1.ReplicaType, index int) []co
 		)
 	} else {
 		env = append(env, corev1.EnvVar{Name: EnvMasterEndpoint,
-			Value: fmt.Sprintf("%s:%d", engine.ReplicaName(j.Name, rendezvous, 0), port)})
+			Value: fmt.Sprintf("%s:%d", kubeflowv1.ReplicaName(j.Name, rendezvous, 0), port)})
 	}
 	if psMode {
 		// Each pod holds exactly one server or one trainer.
@@ -65,17 +64,8 @@ func envVars(j *kubeflowv1.PaddleJob, rt kubeflowv1.ReplicaType, index int) []co
 // replicaPort is the "master" port of the replica type's paddle container,
 // else 36543.
 func replicaPort(j *kubeflowv1.PaddleJob, rt kubeflowv1.ReplicaType) int32 {
-	if spec := j.Spec.PaddleReplicaSpecs[rt]; spec != nil {
-		for _, c := range spec.Template.Spec.Containers {
-			if c.Name != kubeflowv1.PaddleJobDefaultContainerName {
-				continue
-			}
-			for _, p := range c.Ports {
-				if p.Name == kubeflowv1.PaddleJobDefaultPortName {
-					return p.ContainerPort
-				}
-			}
-		}
+	if p, ok := j.Spec.PaddleReplicaSpecs[rt].ContainerPort(kubeflowv1.PaddleJobDefaultContainerName, kubeflowv1.PaddleJobDefaultPortName); ok {
+		return p
 	}
 	return kubeflowv1.PaddleJobDefaultPort
 }

@@ -20,7 +20,9 @@ const ControllerName = kubeflowv1.PaddleJobControllerName
 type Options struct{}
 
 // Framework is the PaddleJob adapter.
-type Framework struct{}
+type Framework struct {
+	engine.JobKind[kubeflowv1.PaddleJob, *kubeflowv1.PaddleJob]
+}
 
 var (
 	_ engine.Framework       = (*Framework)(nil)
@@ -33,42 +35,10 @@ func New(Options) *Framework { return &Framework{} }
 
 func job(obj client.Object) *kubeflowv1.PaddleJob { return obj.(*kubeflowv1.PaddleJob) }
 
-// Kind implements engine.Framework.
-func (*Framework) Kind() string { return kubeflowv1.PaddleJobKind }
-
-// ControllerName implements engine.Framework.
-func (*Framework) ControllerName() string { return ControllerName }
-
-// MetricsLabel implements engine.Framework.
-func (*Framework) MetricsLabel() string { return kubeflowv1.PaddleJobFrameworkName }
-
-// NewJob implements engine.Framework.
-func (*Framework) NewJob() client.Object { return &kubeflowv1.PaddleJob{} }
-
-// Default implements engine.Framework.
-func (*Framework) Default(obj client.Object) { kubeflowv1.SetDefaults_PaddleJob(job(obj)) }
-
-// ReplicaSpecs implements engine.Framework.
-func (*Framework) ReplicaSpecs(obj client.Object) map[kubeflowv1.ReplicaType]*kubeflowv1.ReplicaSpec {
-	return job(obj).Spec.PaddleReplicaSpecs
-}
-
-// RunPolicy implements engine.Framework.
-func (*Framework) RunPolicy(obj client.Object) *kubeflowv1.RunPolicy { return &job(obj).Spec.RunPolicy }
-
-// Status implements engine.Framework.
-func (*Framework) Status(obj client.Object) *kubeflowv1.JobStatus { return &job(obj).Status }
-
 // ReplicaTypes implements engine.Framework: Master before Worker.
 func (*Framework) ReplicaTypes(obj client.Object) []kubeflowv1.ReplicaType {
 	return engine.PresentTypes(job(obj).Spec.PaddleReplicaSpecs, kubeflowv1.PaddleJobReplicaTypeMaster, kubeflowv1.PaddleJobReplicaTypeWorker)
 }
-
-// DefaultContainerName implements engine.Framework.
-func (*Framework) DefaultContainerName() string { return kubeflowv1.PaddleJobDefaultContainerName }
-
-// DefaultPortName implements engine.Framework.
-func (*Framework) DefaultPortName() string { return kubeflowv1.PaddleJobDefaultPortName }
 
 // IsMasterRole implements engine.Framework: every Master pod; none in
 // collective (worker-only) mode.
@@ -94,7 +64,7 @@ func (*Framework) Evaluate(obj client.Object, v engine.ReplicaView) engine.Verdi
 		return engine.Verdict{
 			Running:          st.Active > 0,
 			RunningMessage:   fmt.Sprintf("PaddleJob %s is running.", j.Name),
-			Succeeded:        replicas(spec)-st.Succeeded == 0,
+			Succeeded:        spec.ReplicaCount()-st.Succeeded == 0,
 			SucceededMessage: fmt.Sprintf("PaddleJob %s is successfully completed.", j.Name),
 		}
 	}
@@ -108,7 +78,7 @@ func (*Framework) Evaluate(obj client.Object, v engine.ReplicaView) engine.Verdi
 	}
 	st := status(v, kubeflowv1.PaddleJobReplicaTypeWorker)
 	verdict.Running = st.Active > 0
-	verdict.Succeeded = replicas(spec)-st.Succeeded == 0
+	verdict.Succeeded = spec.ReplicaCount()-st.Succeeded == 0
 	return verdict
 }
 
@@ -117,16 +87,6 @@ func status(v engine.ReplicaView, rt kubeflowv1.ReplicaType) *kubeflowv1.Replica
 		return st
 	}
 	return &kubeflowv1.ReplicaStatus{}
-}
-
-func replicas(spec *kubeflowv1.ReplicaSpec) int32 {
-	if spec == nil {
-		return 0
-	}
-	if spec.Replicas == nil {
-		return 1
-	}
-	return *spec.Replicas
 }
 
 // JobDeleteReasons implements engine.JobDeleteEvents: v1's Paddle controller

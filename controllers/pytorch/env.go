@@ -8,7 +8,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	kubeflowv1 "github.com/seed-d8a409e9/training-operator/apis/kubeflow.org/v1"
-	"github.com/seed-d8a409e9/training-operator/controllers/engine"
 )
 
 // envVars builds the torch.distributed / torchrun environment in v1's order.
@@ -18,7 +17,7 @@ func envVars(j *kubeflowv1.PyTorchJob, rt kubeflowv1.ReplicaType, index int) ([]
 
 	total := 0
 	for _, s := range specs {
-		total += int(replicas(s))
+		total += int(s.ReplicaCount())
 	}
 	// The rendezvous master is the Master, or worker 0 for worker-only jobs
 	// (v1 left those without MASTER_ADDR/RANK/WORLD_SIZE).
@@ -26,7 +25,7 @@ func envVars(j *kubeflowv1.PyTorchJob, rt kubeflowv1.ReplicaType, index int) ([]
 	rank := index
 	if _, ok := specs[masterType]; ok {
 		if rt == kubeflowv1.PyTorchJobReplicaTypeWorker {
-			rank = index + int(replicas(specs[masterType]))
+			rank = index + int(specs[masterType].ReplicaCount())
 		}
 	} else {
 		masterType = kubeflowv1.PyTorchJobReplicaTypeWorker
@@ -36,7 +35,7 @@ func envVars(j *kubeflowv1.PyTorchJob, rt kubeflowv1.ReplicaType, index int) ([]
 		if err != nil {
 			return nil, err
 		}
-		addr := engine.ReplicaName(j.Name, masterType, 0)
+		addr := kubeflowv1.ReplicaName(j.Name, masterType, 0)
 		p := strconv.Itoa(int(port))
 		env = append(env,
 			corev1.EnvVar{Name: "MASTER_PORT", Value: p},
@@ -55,7 +54,7 @@ func envVars(j *kubeflowv1.PyTorchJob, rt kubeflowv1.ReplicaType, index int) ([]
 	if ep == nil {
 		return append(env, corev1.EnvVar{Name: "PET_NNODES", Value: strconv.Itoa(total)}), nil
 	}
-	host := engine.ReplicaName(j.Name, kubeflowv1.PyTorchJobReplicaTypeWorker, 0)
+	host := kubeflowv1.ReplicaName(j.Name, kubeflowv1.PyTorchJobReplicaTypeWorker, 0)
 	if ep.RDZVHost != nil && *ep.RDZVHost != "" {
 		host = *ep.RDZVHost
 	}
@@ -106,7 +105,7 @@ func nnodes(j *kubeflowv1.PyTorchJob) string {
 	if minR, maxR, ok := j.Spec.ElasticReplicas(); ok {
 		return fmt.Sprintf("%d:%d", minR, maxR)
 	}
-	return strconv.Itoa(int(replicas(j.Spec.PyTorchReplicaSpecs[kubeflowv1.PyTorchJobReplicaTypeWorker])))
+	return strconv.Itoa(int(j.Spec.PyTorchReplicaSpecs[kubeflowv1.PyTorchJobReplicaTypeWorker].ReplicaCount()))
 }
 
 // nprocPerNode is spec.nprocPerNode as an integer; auto/cpu/gpu count as 1.
@@ -126,19 +125,9 @@ func replicaPort(j *kubeflowv1.PyTorchJob, rt kubeflowv1.ReplicaType) (int32, er
 		return 0, fmt.Errorf("PyTorchJob %s has no %s replica spec", j.Name, rt)
 	}
 	// Like port defaulting: the pytorch container, else the first one.
-	cs := spec.Template.Spec.Containers
-	for i := range cs {
-		if cs[i].Name == kubeflowv1.PyTorchJobDefaultContainerName {
-			cs = cs[i : i+1]
-			break
-		}
-	}
-	if len(cs) > 0 {
-		for _, p := range cs[0].Ports {
-			if p.Name == kubeflowv1.PyTorchJobDefaultPortName {
-				return p.ContainerPort, nil
-			}
-		}
+	c := kubeflowv1.DefaultContainer(spec.Template.Spec.Containers, kubeflowv1.PyTorchJobDefaultContainerName)
+	if p, ok := kubeflowv1.NamedPort(c, kubeflowv1.PyTorchJobDefaultPortName); ok {
+		return p, nil
 	}
 	return 0, fmt.Errorf("PyTorchJob %s: %s has no port named %s in container %s",
 		j.Name, rt, kubeflowv1.PyTorchJobDefaultPortName, kubeflowv1.PyTorchJobDefaultContainerName)

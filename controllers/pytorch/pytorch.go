@@ -28,6 +28,8 @@ type Options struct {
 
 // Framework is the PyTorchJob adapter.
 type Framework struct {
+	engine.JobKind[kubeflowv1.PyTorchJob, *kubeflowv1.PyTorchJob]
+
 	opts Options
 	init *initContainerRenderer
 }
@@ -55,42 +57,10 @@ func New(opts Options) (*Framework, error) {
 
 func job(obj client.Object) *kubeflowv1.PyTorchJob { return obj.(*kubeflowv1.PyTorchJob) }
 
-// Kind implements engine.Framework.
-func (*Framework) Kind() string { return kubeflowv1.PyTorchJobKind }
-
-// ControllerName implements engine.Framework.
-func (*Framework) ControllerName() string { return ControllerName }
-
-// MetricsLabel implements engine.Framework.
-func (*Framework) MetricsLabel() string { return "pytorch" }
-
-// NewJob implements engine.Framework.
-func (*Framework) NewJob() client.Object { return &kubeflowv1.PyTorchJob{} }
-
-// Default implements engine.Framework.
-func (*Framework) Default(obj client.Object) { kubeflowv1.SetDefaults_PyTorchJob(job(obj)) }
-
-// ReplicaSpecs implements engine.Framework.
-func (*Framework) ReplicaSpecs(obj client.Object) map[kubeflowv1.ReplicaType]*kubeflowv1.ReplicaSpec {
-	return job(obj).Spec.PyTorchReplicaSpecs
-}
-
-// RunPolicy implements engine.Framework.
-func (*Framework) RunPolicy(obj client.Object) *kubeflowv1.RunPolicy { return &job(obj).Spec.RunPolicy }
-
-// Status implements engine.Framework.
-func (*Framework) Status(obj client.Object) *kubeflowv1.JobStatus { return &job(obj).Status }
-
 // ReplicaTypes implements engine.Framework: Master before Worker.
 func (*Framework) ReplicaTypes(obj client.Object) []kubeflowv1.ReplicaType {
 	return engine.PresentTypes(job(obj).Spec.PyTorchReplicaSpecs, kubeflowv1.PyTorchJobReplicaTypeMaster, kubeflowv1.PyTorchJobReplicaTypeWorker)
 }
-
-// DefaultContainerName implements engine.Framework.
-func (*Framework) DefaultContainerName() string { return kubeflowv1.PyTorchJobDefaultContainerName }
-
-// DefaultPortName implements engine.Framework.
-func (*Framework) DefaultPortName() string { return kubeflowv1.PyTorchJobDefaultPortName }
 
 // IsMasterRole implements engine.Framework: the Master, or worker 0 without one.
 func (*Framework) IsMasterRole(obj client.Object, rt kubeflowv1.ReplicaType, index int) bool {
@@ -117,7 +87,7 @@ func (f *Framework) DecoratePod(obj client.Object, rt kubeflowv1.ReplicaType, in
 			return err
 		}
 		cs, err := f.init.render(initContainerData{
-			MasterAddr:         engine.ReplicaName(j.Name, kubeflowv1.PyTorchJobReplicaTypeMaster, 0),
+			MasterAddr:         kubeflowv1.ReplicaName(j.Name, kubeflowv1.PyTorchJobReplicaTypeMaster, 0),
 			MasterPort:         port,
 			InitContainerImage: f.opts.InitContainerImage,
 			MaxTries:           f.opts.InitContainerMaxTries,
@@ -139,7 +109,7 @@ func (*Framework) Evaluate(obj client.Object, v engine.ReplicaView) engine.Verdi
 		return engine.Verdict{
 			Running:          st.Active > 0,
 			RunningMessage:   fmt.Sprintf("PyTorchJob %s is running.", j.Name),
-			Succeeded:        replicas(spec)-st.Succeeded == 0,
+			Succeeded:        spec.ReplicaCount()-st.Succeeded == 0,
 			SucceededMessage: fmt.Sprintf("PyTorchJob %s is successfully completed.", j.Name),
 		}
 	}
@@ -151,19 +121,9 @@ func (*Framework) Evaluate(obj client.Object, v engine.ReplicaView) engine.Verdi
 	return engine.Verdict{
 		Running:          st.Active > 0,
 		RunningMessage:   fmt.Sprintf("PyTorchJob %s/%s is running.", j.Namespace, j.Name),
-		Succeeded:        replicas(spec)-st.Succeeded == 0 || (j.Spec.ElasticPolicy != nil && st.Succeeded > 0),
+		Succeeded:        spec.ReplicaCount()-st.Succeeded == 0 || (j.Spec.ElasticPolicy != nil && st.Succeeded > 0),
 		SucceededMessage: fmt.Sprintf("PyTorchJob %s/%s successfully completed.", j.Namespace, j.Name),
 	}
-}
-
-func replicas(spec *kubeflowv1.ReplicaSpec) int32 {
-	if spec == nil {
-		return 0
-	}
-	if spec.Replicas == nil {
-		return 1
-	}
-	return *spec.Replicas
 }
 
 // JobDeleteReasons implements engine.JobDeleteEvents: v1's PyTorch controller

@@ -30,6 +30,8 @@ type Options struct {
 
 // Framework is the TFJob adapter.
 type Framework struct {
+	engine.JobKind[kubeflowv1.TFJob, *kubeflowv1.TFJob]
+
 	opts Options
 }
 
@@ -53,43 +55,11 @@ var replicaOrder = []kubeflowv1.ReplicaType{
 	kubeflowv1.TFJobReplicaTypeEval,
 }
 
-// Kind implements engine.Framework.
-func (*Framework) Kind() string { return kubeflowv1.TFJobKind }
-
-// ControllerName implements engine.Framework.
-func (*Framework) ControllerName() string { return ControllerName }
-
-// MetricsLabel implements engine.Framework.
-func (*Framework) MetricsLabel() string { return kubeflowv1.TFJobFrameworkName }
-
-// NewJob implements engine.Framework.
-func (*Framework) NewJob() client.Object { return &kubeflowv1.TFJob{} }
-
-// Default implements engine.Framework.
-func (*Framework) Default(obj client.Object) { kubeflowv1.SetDefaults_TFJob(job(obj)) }
-
-// ReplicaSpecs implements engine.Framework.
-func (*Framework) ReplicaSpecs(obj client.Object) map[kubeflowv1.ReplicaType]*kubeflowv1.ReplicaSpec {
-	return job(obj).Spec.TFReplicaSpecs
-}
-
-// RunPolicy implements engine.Framework.
-func (*Framework) RunPolicy(obj client.Object) *kubeflowv1.RunPolicy { return &job(obj).Spec.RunPolicy }
-
-// Status implements engine.Framework.
-func (*Framework) Status(obj client.Object) *kubeflowv1.JobStatus { return &job(obj).Status }
-
 // ReplicaTypes implements engine.Framework: Chief, Master, PS, Worker,
 // Evaluator, those present only.
 func (*Framework) ReplicaTypes(obj client.Object) []kubeflowv1.ReplicaType {
 	return engine.PresentTypes(job(obj).Spec.TFReplicaSpecs, replicaOrder...)
 }
-
-// DefaultContainerName implements engine.Framework.
-func (*Framework) DefaultContainerName() string { return kubeflowv1.TFJobDefaultContainerName }
-
-// DefaultPortName implements engine.Framework.
-func (*Framework) DefaultPortName() string { return kubeflowv1.TFJobDefaultPortName }
 
 // hasChiefOrMaster reports whether the job has a Chief or Master spec.
 func hasChiefOrMaster(specs map[kubeflowv1.ReplicaType]*kubeflowv1.ReplicaSpec) bool {
@@ -157,7 +127,7 @@ func (*Framework) Evaluate(obj client.Object, v engine.ReplicaView) engine.Verdi
 			}
 			st := status(v, rt)
 			verdict.Running = verdict.Running || st.Active > 0
-			verdict.Succeeded = verdict.Succeeded || replicas(spec)-st.Succeeded == 0
+			verdict.Succeeded = verdict.Succeeded || spec.ReplicaCount()-st.Succeeded == 0
 		}
 		return verdict
 	}
@@ -167,7 +137,7 @@ func (*Framework) Evaluate(obj client.Object, v engine.ReplicaView) engine.Verdi
 	}
 	st := status(v, kubeflowv1.TFJobReplicaTypeWorker)
 	allWorkers := j.Spec.SuccessPolicy != nil && *j.Spec.SuccessPolicy == kubeflowv1.SuccessPolicyAllWorkers
-	verdict.Succeeded = replicas(spec)-st.Succeeded == 0 || (!allWorkers && worker0Completed(v))
+	verdict.Succeeded = spec.ReplicaCount()-st.Succeeded == 0 || (!allWorkers && worker0Completed(v))
 	verdict.Running = !verdict.Succeeded && st.Active > 0
 	return verdict
 }
@@ -192,14 +162,4 @@ func status(v engine.ReplicaView, rt kubeflowv1.ReplicaType) *kubeflowv1.Replica
 		return st
 	}
 	return &kubeflowv1.ReplicaStatus{}
-}
-
-func replicas(spec *kubeflowv1.ReplicaSpec) int32 {
-	if spec == nil {
-		return 0
-	}
-	if spec.Replicas == nil {
-		return 1
-	}
-	return *spec.Replicas
 }

@@ -315,7 +315,7 @@ func TestEvaluate(t *testing.T) {
 
 func TestIdentity(t *testing.T) {
 	fw := New(Options{})
-	got := []string{fw.Kind(), fw.ControllerName(), fw.MetricsLabel(), fw.DefaultContainerName(), fw.DefaultPortName()}
+	got := []string{fw.Kind(), fw.ControllerName(), fw.MetricsLabel(), fw.DefaultContainerName(), kubeflowv1.TFJobDefaultPortName}
 	want := []string{"TFJob", "tfjob-controller", "tensorflow", "tensorflow", "tfjob-port"}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("identity (-want +got):\n%s", diff)

@@ -6,7 +6,6 @@ import (
 	"strings"
 
 	kubeflowv1 "github.com/seed-d8a409e9/training-operator/apis/kubeflow.org/v1"
-	"github.com/seed-d8a409e9/training-operator/controllers/engine"
 )
 
 // EnvTFConfig is the env var carrying the cluster spec.
@@ -58,7 +57,7 @@ func isDistributed(j *kubeflowv1.TFJob) bool {
 	n := 0
 	for _, rt := range distributedTypes {
 		if spec, ok := j.Spec.TFReplicaSpecs[rt]; ok && spec != nil {
-			n += int(replicas(spec))
+			n += int(spec.ReplicaCount())
 		}
 	}
 	return n != 1
@@ -67,15 +66,8 @@ func isDistributed(j *kubeflowv1.TFJob) bool {
 // replicaPort is the tfjob-port of the replica type's tensorflow container,
 // else 2222 (v1 looks only at a container named tensorflow).
 func replicaPort(spec *kubeflowv1.ReplicaSpec) int32 {
-	for _, c := range spec.Template.Spec.Containers {
-		if c.Name != kubeflowv1.TFJobDefaultContainerName {
-			continue
-		}
-		for _, p := range c.Ports {
-			if p.Name == kubeflowv1.TFJobDefaultPortName {
-				return p.ContainerPort
-			}
-		}
+	if p, ok := spec.ContainerPort(kubeflowv1.TFJobDefaultContainerName, kubeflowv1.TFJobDefaultPortName); ok {
+		return p
 	}
 	return kubeflowv1.TFJobDefaultPort
 }
@@ -89,10 +81,10 @@ func buildClusterSpec(j *kubeflowv1.TFJob, domain string) clusterSpec {
 			continue
 		}
 		port := replicaPort(spec)
-		n := int(replicas(spec))
+		n := int(spec.ReplicaCount())
 		addrs := make([]string, 0, n)
 		for i := 0; i < n; i++ {
-			host := engine.ReplicaName(j.Name, rt, i) + "." + j.Namespace + ".svc"
+			host := kubeflowv1.ReplicaName(j.Name, rt, i) + "." + j.Namespace + ".svc"
 			if domain != "" {
 				host += "." + domain
 			}
@@ -113,7 +105,7 @@ func tfConfig(j *kubeflowv1.TFJob, rt kubeflowv1.ReplicaType, index int, domain 
 	}
 	b, err := json.Marshal(out)
 	if err != nil {
-		return "", fmt.Errorf("rendering %s for %s: %w", EnvTFConfig, engine.ReplicaName(j.Name, rt, index), err)
+		return "", fmt.Errorf("rendering %s for %s: %w", EnvTFConfig, kubeflowv1.ReplicaName(j.Name, rt, index), err)
 	}
 	return string(b), nil
 }

@@ -21,7 +21,9 @@ const ControllerName = kubeflowv1.XGBoostJobControllerName
 type Options struct{}
 
 // Framework is the XGBoostJob adapter.
-type Framework struct{}
+type Framework struct {
+	engine.JobKind[kubeflowv1.XGBoostJob, *kubeflowv1.XGBoostJob]
+}
 
 var _ engine.Framework = (*Framework)(nil)
 
@@ -30,42 +32,10 @@ func New(Options) *Framework { return &Framework{} }
 
 func job(obj client.Object) *kubeflowv1.XGBoostJob { return obj.(*kubeflowv1.XGBoostJob) }
 
-// Kind implements engine.Framework.
-func (*Framework) Kind() string { return kubeflowv1.XGBoostJobKind }
-
-// ControllerName implements engine.Framework.
-func (*Framework) ControllerName() string { return ControllerName }
-
-// MetricsLabel implements engine.Framework.
-func (*Framework) MetricsLabel() string { return kubeflowv1.XGBoostJobFrameworkName }
-
-// NewJob implements engine.Framework.
-func (*Framework) NewJob() client.Object { return &kubeflowv1.XGBoostJob{} }
-
-// Default implements engine.Framework.
-func (*Framework) Default(obj client.Object) { kubeflowv1.SetDefaults_XGBoostJob(job(obj)) }
-
-// ReplicaSpecs implements engine.Framework.
-func (*Framework) ReplicaSpecs(obj client.Object) map[kubeflowv1.ReplicaType]*kubeflowv1.ReplicaSpec {
-	return job(obj).Spec.XGBReplicaSpecs
-}
-
-// RunPolicy implements engine.Framework.
-func (*Framework) RunPolicy(obj client.Object) *kubeflowv1.RunPolicy { return &job(obj).Spec.RunPolicy }
-
-// Status implements engine.Framework.
-func (*Framework) Status(obj client.Object) *kubeflowv1.JobStatus { return &job(obj).Status }
-
 // ReplicaTypes implements engine.Framework: Master before Worker.
 func (*Framework) ReplicaTypes(obj client.Object) []kubeflowv1.ReplicaType {
 	return engine.PresentTypes(job(obj).Spec.XGBReplicaSpecs, kubeflowv1.XGBoostJobReplicaTypeMaster, kubeflowv1.XGBoostJobReplicaTypeWorker)
 }
-
-// DefaultContainerName implements engine.Framework.
-func (*Framework) DefaultContainerName() string { return kubeflowv1.XGBoostJobDefaultContainerName }
-
-// DefaultPortName implements engine.Framework.
-func (*Framework) DefaultPortName() string { return kubeflowv1.XGBoostJobDefaultPortName }
 
 // IsMasterRole implements engine.Framework: the Master pods.
 func (*Framework) IsMasterRole(_ client.Object, rt kubeflowv1.ReplicaType, _ int) bool {
@@ -101,7 +71,7 @@ func (*Framework) Evaluate(obj client.Object, v engine.ReplicaView) engine.Verdi
 	if st == nil {
 		st = &kubeflowv1.ReplicaStatus{}
 	}
-	verdict.Succeeded = replicas(spec)-st.Succeeded == 0
+	verdict.Succeeded = spec.ReplicaCount()-st.Succeeded == 0
 	verdict.Running = st.Active > 0 || verdict.Succeeded
 	return verdict
 }
@@ -115,7 +85,7 @@ func envVars(j *kubeflowv1.XGBoostJob, rt kubeflowv1.ReplicaType, index int) ([]
 	}
 	rank := index
 	if rt == kubeflowv1.XGBoostJobReplicaTypeWorker {
-		rank += int(replicas(master))
+		rank += int(master.ReplicaCount())
 	}
 	masterPort, err := replicaPort(j, kubeflowv1.XGBoostJobReplicaTypeMaster)
 	if err != nil {
@@ -129,7 +99,7 @@ func envVars(j *kubeflowv1.XGBoostJob, rt kubeflowv1.ReplicaType, index int) ([]
 	}
 	env := []corev1.EnvVar{
 		{Name: "MASTER_PORT", Value: strconv.Itoa(int(masterPort))},
-		{Name: "MASTER_ADDR", Value: engine.ReplicaName(j.Name, kubeflowv1.XGBoostJobReplicaTypeMaster, 0)},
+		{Name: "MASTER_ADDR", Value: kubeflowv1.ReplicaName(j.Name, kubeflowv1.XGBoostJobReplicaTypeMaster, 0)},
 		{Name: "WORLD_SIZE", Value: strconv.Itoa(total)},
 		{Name: "RANK", Value: strconv.Itoa(rank)},
 		{Name: "PYTHONUNBUFFERED", Value: "1"},
@@ -142,7 +112,7 @@ func envVars(j *kubeflowv1.XGBoostJob, rt kubeflowv1.ReplicaType, index int) ([]
 		}
 		addrs := make([]string, total-1)
 		for i := range addrs {
-			addrs[i] = engine.ReplicaName(j.Name, kubeflowv1.XGBoostJobReplicaTypeWorker, i)
+			addrs[i] = kubeflowv1.ReplicaName(j.Name, kubeflowv1.XGBoostJobReplicaTypeWorker, i)
 		}
 		env = append(env,
 			corev1.EnvVar{Name: "WORKER_PORT", Value: strconv.Itoa(int(workerPort))},
@@ -154,28 +124,9 @@ func envVars(j *kubeflowv1.XGBoostJob, rt kubeflowv1.ReplicaType, index int) ([]
 
 // replicaPort is the xgboostjob-port of the replica type's xgboost container.
 func replicaPort(j *kubeflowv1.XGBoostJob, rt kubeflowv1.ReplicaType) (int32, error) {
-	if spec := j.Spec.XGBReplicaSpecs[rt]; spec != nil {
-		for _, c := range spec.Template.Spec.Containers {
-			if c.Name != kubeflowv1.XGBoostJobDefaultContainerName {
-				continue
-			}
-			for _, p := range c.Ports {
-				if p.Name == kubeflowv1.XGBoostJobDefaultPortName {
-					return p.ContainerPort, nil
-				}
-			}
-		}
+	if p, ok := j.Spec.XGBReplicaSpecs[rt].ContainerPort(kubeflowv1.XGBoostJobDefaultContainerName, kubeflowv1.XGBoostJobDefaultPortName); ok {
+		return p, nil
 	}
 	return 0, fmt.Errorf("XGBoostJob %s: %s has no port named %s in container %s",
 		j.Name, rt, kubeflowv1.XGBoostJobDefaultPortName, kubeflowv1.XGBoostJobDefaultContainerName)
-}
-
-func replicas(spec *kubeflowv1.ReplicaSpec) int32 {
-	if spec == nil {
-		return 0
-	}
-	if spec.Replicas == nil {
-		return 1
-	}
-	return *spec.Replicas
 }

@@ -21,7 +21,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kubeflowv1 "github.com/seed-d8a409e9/training-operator/apis/kubeflow.org/v1"
-	"github.com/seed-d8a409e9/training-operator/controllers/engine"
 	"github.com/seed-d8a409e9/training-operator/internal/testjobs"
 )
 
@@ -96,7 +95,7 @@ func (k kindDef) podName(job string, rt kubeflowv1.ReplicaType, index int) strin
 	if k.kind == kubeflowv1.MPIJobKind && rt == kubeflowv1.MPIJobReplicaTypeLauncher {
 		return job + "-launcher"
 	}
-	return engine.ReplicaName(job, rt, index)
+	return kubeflowv1.ReplicaName(job, rt, index)
 }
 
 // annotate sets a pod-template annotation on one replica type.

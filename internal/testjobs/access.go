@@ -28,38 +28,18 @@ func Status(obj client.Object) *kubeflowv1.JobStatus {
 }
 
 // Default applies the kind's defaults, as the defaulting webhook does.
-func Default(obj client.Object) {
-	switch j := obj.(type) {
-	case *kubeflowv1.PyTorchJob:
-		kubeflowv1.SetDefaults_PyTorchJob(j)
-	case *kubeflowv1.TFJob:
-		kubeflowv1.SetDefaults_TFJob(j)
-	case *kubeflowv1.MPIJob:
-		kubeflowv1.SetDefaults_MPIJob(j)
-	case *kubeflowv1.XGBoostJob:
-		kubeflowv1.SetDefaults_XGBoostJob(j)
-	case *kubeflowv1.PaddleJob:
-		kubeflowv1.SetDefaults_PaddleJob(j)
-	case *kubeflowv1.JAXJob:
-		kubeflowv1.SetDefaults_JAXJob(j)
-	}
+func Default(obj client.Object) { asJob(obj).ApplyDefaults() }
+
+// parts reads the three through the API's Job interface.
+func parts(obj client.Object) (map[kubeflowv1.ReplicaType]*kubeflowv1.ReplicaSpec, *kubeflowv1.RunPolicy, *kubeflowv1.JobStatus) {
+	j := asJob(obj)
+	return j.ReplicaSpecs(), j.RunPolicy(), j.JobStatus()
 }
 
-// parts is the one place that knows the six spec shapes.
-func parts(obj client.Object) (map[kubeflowv1.ReplicaType]*kubeflowv1.ReplicaSpec, *kubeflowv1.RunPolicy, *kubeflowv1.JobStatus) {
-	switch j := obj.(type) {
-	case *kubeflowv1.PyTorchJob:
-		return j.Spec.PyTorchReplicaSpecs, &j.Spec.RunPolicy, &j.Status
-	case *kubeflowv1.TFJob:
-		return j.Spec.TFReplicaSpecs, &j.Spec.RunPolicy, &j.Status
-	case *kubeflowv1.MPIJob:
-		return j.Spec.MPIReplicaSpecs, &j.Spec.RunPolicy, &j.Status
-	case *kubeflowv1.XGBoostJob:
-		return j.Spec.XGBReplicaSpecs, &j.Spec.RunPolicy, &j.Status
-	case *kubeflowv1.PaddleJob:
-		return j.Spec.PaddleReplicaSpecs, &j.Spec.RunPolicy, &j.Status
-	case *kubeflowv1.JAXJob:
-		return j.Spec.JAXReplicaSpecs, &j.Spec.RunPolicy, &j.Status
+func asJob(obj client.Object) kubeflowv1.Job {
+	j, ok := obj.(kubeflowv1.Job)
+	if !ok {
+		panic(fmt.Sprintf("not a kubeflow.org/v1 job: %T", obj))
 	}
-	panic(fmt.Sprintf("not a kubeflow.org/v1 job: %T", obj))
+	return j
 }

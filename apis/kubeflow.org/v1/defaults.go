@@ -251,21 +251,12 @@ func normalizeReplicaTypes(specs map[ReplicaType]*ReplicaSpec, canonical ...Repl
 // container) unless that container already has a port with that name,
 // whatever its number. A pod without containers is left alone.
 func setDefaultPort(pod *corev1.PodSpec, containerName, portName string, port int32) {
-	if len(pod.Containers) == 0 {
+	c := DefaultContainer(pod.Containers, containerName)
+	if c == nil {
 		return
 	}
-	idx := 0
-	for i := range pod.Containers {
-		if pod.Containers[i].Name == containerName {
-			idx = i
-			break
-		}
-	}
-	c := &pod.Containers[idx]
-	for _, p := range c.Ports {
-		if p.Name == portName {
-			return
-		}
+	if _, ok := NamedPort(c, portName); ok {
+		return
 	}
 	c.Ports = append(c.Ports, corev1.ContainerPort{Name: portName, ContainerPort: port})
 }
