@@ -15,7 +15,6 @@ import (
 	"io"
 	"math/big"
 	"net"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -205,16 +204,7 @@ integrations:
 	}()
 	GinkgoWriter.Printf("e2e: kueue pid %d, config %s, log %s\n", p.cmd.Process.Pid, configPath, p.logPath)
 
-	Eventually(ctx, func(g Gomega) {
-		if p.exited() {
-			StopTrying(fmt.Sprintf("Kueue exited: %v\n%s", p.err, tailFile(p.logPath, 40))).Now()
-		}
-		resp, err := http.Get(p.readyzURL)
-		g.Expect(err).NotTo(HaveOccurred())
-		defer resp.Body.Close()
-		body, _ := io.ReadAll(resp.Body)
-		g.Expect(resp.StatusCode).To(Equal(http.StatusOK), "readyz: %s", body)
-	}).WithTimeout(2 * time.Minute).Should(Succeed())
+	waitReadyz(ctx, "Kueue", p.readyzURL, p.exited, func() error { return p.err }, p.logPath)
 }
 
 func (p *kueueProcess) exited() bool {

@@ -184,11 +184,17 @@ webhook:
 
 // waitReady polls /readyz (certificates and webhook server up).
 func (p *operatorProcess) waitReady(ctx context.Context) {
+	waitReadyz(ctx, "the operator", p.readyzURL, p.exited, func() error { return p.err }, p.logPath)
+}
+
+// waitReadyz polls a process's /readyz until 200, and stops at once with
+// the tail of its log if the process exits.
+func waitReadyz(ctx context.Context, what, url string, exited func() bool, exitErr func() error, logPath string) {
 	Eventually(ctx, func(g Gomega) {
-		if p.exited() {
-			StopTrying(fmt.Sprintf("the operator exited: %v\n%s", p.err, tailFile(p.logPath, 40))).Now()
+		if exited() {
+			StopTrying(fmt.Sprintf("%s exited: %v\n%s", what, exitErr(), tailFile(logPath, 40))).Now()
 		}
-		resp, err := http.Get(p.readyzURL)
+		resp, err := http.Get(url)
 		g.Expect(err).NotTo(HaveOccurred())
 		defer resp.Body.Close()
 		body, _ := io.ReadAll(resp.Body)

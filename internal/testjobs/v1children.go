@@ -21,23 +21,7 @@ import (
 // cluster finds exactly these (there is no v1 binary to run here).
 
 // KindOf is the job's kind, whatever its Go type.
-func KindOf(job client.Object) string {
-	switch job.(type) {
-	case *kubeflowv1.PyTorchJob:
-		return kubeflowv1.PyTorchJobKind
-	case *kubeflowv1.TFJob:
-		return kubeflowv1.TFJobKind
-	case *kubeflowv1.MPIJob:
-		return kubeflowv1.MPIJobKind
-	case *kubeflowv1.XGBoostJob:
-		return kubeflowv1.XGBoostJobKind
-	case *kubeflowv1.PaddleJob:
-		return kubeflowv1.PaddleJobKind
-	case *kubeflowv1.JAXJob:
-		return kubeflowv1.JAXJobKind
-	}
-	panic(fmt.Sprintf("not a kubeflow.org/v1 job: %T", job))
-}
+func KindOf(job client.Object) string { return asJob(job).KindInfo().Kind }
 
 // V1Owner is the controller reference v1 puts on every child of job.
 func V1Owner(job client.Object) []metav1.OwnerReference {
@@ -45,12 +29,6 @@ func V1Owner(job client.Object) []metav1.OwnerReference {
 		APIVersion: kubeflowv1.GroupVersion.String(), Kind: KindOf(job), Name: job.GetName(), UID: job.GetUID(),
 		Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true),
 	}}
-}
-
-// v1DefaultContainer is the container v1 reads ports and exit codes from.
-var v1DefaultContainer = map[string]string{
-	kubeflowv1.PyTorchJobKind: "pytorch", kubeflowv1.TFJobKind: "tensorflow", kubeflowv1.MPIJobKind: "mpi",
-	kubeflowv1.XGBoostJobKind: "xgboost", kubeflowv1.PaddleJobKind: "paddle", kubeflowv1.JAXJobKind: "jax",
 }
 
 // v1Replica is one pod (and, but for MPI, Service) v1 makes.
@@ -149,8 +127,8 @@ func V1Pods(job client.Object) []*corev1.Pod {
 // V1Services are the headless Services v1 made for job (none for MPI):
 // every named port of the default container.
 func V1Services(job client.Object) []*corev1.Service {
-	kind := KindOf(job)
-	if kind == kubeflowv1.MPIJobKind {
+	info := asJob(job).KindInfo()
+	if info.Kind == kubeflowv1.MPIJobKind {
 		return nil
 	}
 	specs := ReplicaSpecs(job)
@@ -162,7 +140,7 @@ func V1Services(job client.Object) []*corev1.Service {
 			Spec:       corev1.ServiceSpec{ClusterIP: corev1.ClusterIPNone, Selector: v1Labels(job, r, false)},
 		}
 		for _, c := range specs[r.rtype].Template.Spec.Containers {
-			if c.Name != v1DefaultContainer[kind] {
+			if c.Name != info.DefaultContainerName {
 				continue
 			}
 			for _, p := range c.Ports {
