@@ -14,103 +14,98 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-// Package metricsauth protects the secure metrics endpoint with the API
-// server's delegated authentication (TokenReview) and authorization
-// (SubjectAccessReview), both from k8s.io/apiserver, which also caches the
-// reviews and retries them. It lives outside package main so that the
-// integration tests run exactly the filter the binary runs.
+// Package metricsauth protects the secure metrics endpoint with
+// controller-runtime's filters.WithAuthenticationAndAuthorization (delegated
+// TokenReview and SubjectAccessReview, cached). It lives outside package
+// main so that the integration tests run exactly the filter the binary runs.
 //
-// controller-runtime's filters.WithAuthenticationAndAuthorization builds on
-// the same authenticator but answers 500 to a bearer token the API server
-// rejects (the authenticator reports a rejected token as an error); callers
-// with a bad token get 401 here, as from the API server itself.
+// The one thing added: that filter answers 500 "Authentication failed" when
+// the API server rejects a bearer token, because the delegated authenticator
+// reports a rejected token as an error. A scraper with a bad token gets 401
+// here, as from the API server itself and from v1's kube-rbac-proxy.
 package metricsauth
 
 import (
-	"fmt"
+	"bytes"
 	"net/http"
-	"strings"
-	"time"
 
 	"github.com/go-logr/logr"
-	"k8s.io/apimachinery/pkg/util/wait"
-	apiserverconfig "k8s.io/apiserver/pkg/apis/apiserver"
-	"k8s.io/apiserver/pkg/authentication/authenticatorfactory"
-	"k8s.io/apiserver/pkg/authorization/authorizer"
-	"k8s.io/apiserver/pkg/authorization/authorizerfactory"
-	authenticationclient "k8s.io/client-go/kubernetes/typed/authentication/v1"
-	authorizationclient "k8s.io/client-go/kubernetes/typed/authorization/v1"
 	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 )
 
-const (
-	// Reviews are cached so that every scrape does not cost two API calls;
-	// denials briefly, so that a newly bound scraper gets through soon.
-	tokenCacheTTL = time.Minute
-	allowCacheTTL = time.Minute
-	denyCacheTTL  = 10 * time.Second
-	reviewTimeout = 10 * time.Second
-)
-
-// reviewBackoff retries reviews that fail on the API server for about
-// three seconds before the request fails.
-var reviewBackoff = wait.Backoff{Duration: 300 * time.Millisecond, Factor: 2, Jitter: 0.1, Steps: 4}
+// authnFailed is the body controller-runtime's filter writes (through
+// http.Error) when authentication returns an error.
+var authnFailed = []byte("Authentication failed")
 
 // Filter is a metricsserver.FilterProvider: the caller's bearer token must
 // authenticate and the user be allowed the verb on the non-resource URL
 // (GET /metrics), which is what Prometheus' ServiceAccount needs RBAC for.
 // The operator needs create on tokenreviews and subjectaccessreviews.
 func Filter(c *rest.Config, httpClient *http.Client) (metricsserver.Filter, error) {
-	authn, err := authenticationclient.NewForConfigAndClient(c, httpClient)
+	inner, err := filters.WithAuthenticationAndAuthorization(c, httpClient)
 	if err != nil {
 		return nil, err
-	}
-	authz, err := authorizationclient.NewForConfigAndClient(c, httpClient)
-	if err != nil {
-		return nil, err
-	}
-	authenticator, _, err := authenticatorfactory.DelegatingAuthenticatorConfig{
-		Anonymous:                &apiserverconfig.AnonymousAuthConfig{Enabled: false},
-		TokenAccessReviewClient:  authn,
-		TokenAccessReviewTimeout: reviewTimeout,
-		WebhookRetryBackoff:      &reviewBackoff,
-		CacheTTL:                 tokenCacheTTL,
-	}.New()
-	if err != nil {
-		return nil, fmt.Errorf("metrics authenticator: %w", err)
-	}
-	authorize, err := authorizerfactory.DelegatingAuthorizerConfig{
-		SubjectAccessReviewClient: authz,
-		AllowCacheTTL:             allowCacheTTL,
-		DenyCacheTTL:              denyCacheTTL,
-		WebhookRetryBackoff:       &reviewBackoff,
-	}.New()
-	if err != nil {
-		return nil, fmt.Errorf("metrics authorizer: %w", err)
 	}
 	return func(log logr.Logger, next http.Handler) (http.Handler, error) {
+		h, err := inner(log, next)
+		if err != nil {
+			return nil, err
+		}
 		return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
-			res, ok, err := authenticator.AuthenticateRequest(req)
-			if err != nil || !ok {
-				// A failing TokenReview call is logged by the authenticator.
-				log.V(1).Info("metrics request not authenticated", "error", err)
-				http.Error(w, "Unauthorized", http.StatusUnauthorized)
-				return
-			}
-			attrs := authorizer.AttributesRecord{User: res.User, Verb: strings.ToLower(req.Method), Path: req.URL.Path}
-			decision, reason, err := authorize.Authorize(req.Context(), attrs)
-			if err != nil {
-				log.Error(err, "metrics authorization failed", "user", res.User.GetName())
-				http.Error(w, "Authorization failed", http.StatusInternalServerError)
-				return
-			}
-			if decision != authorizer.DecisionAllow {
-				log.V(1).Info("metrics request forbidden", "user", res.User.GetName(), "reason", reason)
-				http.Error(w, fmt.Sprintf("Forbidden (user=%s, verb=%s, path=%s)", res.User.GetName(), attrs.Verb, attrs.Path), http.StatusForbidden)
-				return
-			}
-			next.ServeHTTP(w, req)
+			rw := &unauthorized{ResponseWriter: w}
+			h.ServeHTTP(rw, req)
+			rw.flush()
 		}), nil
 	}, nil
+}
+
+// unauthorized holds back a 500 until its body shows whether it is the
+// filter's authentication failure, which it turns into a 401.
+type unauthorized struct {
+	http.ResponseWriter
+	held bool // a 500 is held back
+	done bool // status decided
+}
+
+func (u *unauthorized) WriteHeader(code int) {
+	if u.done || u.held {
+		return
+	}
+	if code == http.StatusInternalServerError {
+		u.held = true
+		return
+	}
+	u.done = true
+	u.ResponseWriter.WriteHeader(code)
+}
+
+func (u *unauthorized) Write(b []byte) (int, error) {
+	if u.held {
+		u.held, u.done = false, true
+		if bytes.HasPrefix(b, authnFailed) {
+			u.ResponseWriter.WriteHeader(http.StatusUnauthorized)
+			_, err := u.ResponseWriter.Write([]byte("Unauthorized\n"))
+			return len(b), err
+		}
+		u.ResponseWriter.WriteHeader(http.StatusInternalServerError)
+	}
+	u.done = true
+	return u.ResponseWriter.Write(b)
+}
+
+// flush sends a held 500 that had no body.
+func (u *unauthorized) flush() {
+	if u.held {
+		u.held, u.done = false, true
+		u.ResponseWriter.WriteHeader(http.StatusInternalServerError)
+	}
+}
+
+// Flush lets the metrics handler stream.
+func (u *unauthorized) Flush() {
+	if f, ok := u.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
 }
