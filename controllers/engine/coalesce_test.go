@@ -31,51 +31,47 @@ func TestStatusDelay(t *testing.T) {
 
 	cases := map[string]struct {
 		cur, next    kubeflowv1.JobStatus
-		created      time.Time
 		held         time.Time
 		now          time.Time
 		window, want time.Duration
 	}{
-		"young job, only Created: waits for its pods": {
-			next: created, created: t0, held: t0.Add(500 * time.Millisecond), now: t0.Add(500 * time.Millisecond), window: 2 * time.Second, want: 1500 * time.Millisecond,
+		"a new job's Created: written at once": {
+			next: created, held: t0.Add(500 * time.Millisecond), now: t0.Add(500 * time.Millisecond), window: 2 * time.Second,
 		},
-		"old job, only Created: written at once": {
-			next: created, created: t0, held: t0.Add(3 * time.Second), now: t0.Add(3 * time.Second), window: 2 * time.Second,
-		},
-		"young job already Running: written at once": {
-			next: running, created: t0, held: t0.Add(time.Second), now: t0.Add(time.Second), window: 2 * time.Second,
+		"a new job already Running: written at once": {
+			next: running, held: t0.Add(time.Second), now: t0.Add(time.Second), window: 2 * time.Second,
 		},
 		"counts just held back wait a whole window, however old the job": {
-			cur: running, next: moreActive, created: t0, held: t0.Add(time.Minute), now: t0.Add(time.Minute),
+			cur: running, next: moreActive, held: t0.Add(time.Minute), now: t0.Add(time.Minute),
 			window: 2 * time.Second, want: 2 * time.Second,
 		},
 		"counts held back a while ago wait out the rest": {
-			cur: running, next: moreActive, created: t0, held: t0.Add(10 * time.Second), now: t0.Add(11 * time.Second),
+			cur: running, next: moreActive, held: t0.Add(10 * time.Second), now: t0.Add(11 * time.Second),
 			window: 2 * time.Second, want: time.Second,
 		},
 		"counts held back a window ago: written": {
-			cur: running, next: moreActive, created: t0, held: t0.Add(10 * time.Second), now: t0.Add(12 * time.Second), window: 2 * time.Second,
+			cur: running, next: moreActive, held: t0.Add(10 * time.Second), now: t0.Add(12 * time.Second), window: 2 * time.Second,
 		},
 		"restart count never waits": {
-			cur: running, next: restarted, created: t0, held: t0, now: t0, window: 2 * time.Second,
+			cur: running, next: restarted, held: t0, now: t0, window: 2 * time.Second,
 		},
 		"new condition never waits": {
-			cur: created, next: running, created: t0, held: t0, now: t0, window: 2 * time.Second,
+			cur: created, next: running, held: t0, now: t0, window: 2 * time.Second,
 		},
 		"dropping counted pods that are gone waits": {
-			cur: withCounted(running, "a", "b"), next: withCounted(running, "b"), created: t0, held: t0, now: t0, window: 2 * time.Second,
+			cur: withCounted(running, "a", "b"), next: withCounted(running, "b"), held: t0, now: t0, window: 2 * time.Second,
 			want: 2 * time.Second,
 		},
 		"a newly counted pod never waits": {
-			cur: withCounted(running, "a"), next: withCounted(restarted, "a", "b"), created: t0, held: t0, now: t0, window: 2 * time.Second,
+			cur: withCounted(running, "a"), next: withCounted(restarted, "a", "b"), held: t0, now: t0, window: 2 * time.Second,
 		},
 		"disabled": {
-			cur: running, next: moreActive, created: t0, held: t0, now: t0, window: -1,
+			cur: running, next: moreActive, held: t0, now: t0, window: -1,
 		},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			if got := statusDelay(&tc.cur, &tc.next, tc.created, tc.held, tc.now, tc.window); got != tc.want {
+			if got := statusDelay(&tc.cur, &tc.next, tc.held, tc.now, tc.window); got != tc.want {
 				t.Errorf("statusDelay = %v, want %v", got, tc.want)
 			}
 		})

@@ -29,7 +29,12 @@ type lastWrite struct {
 	// baseRV is the resourceVersion the write was made over: a cache still
 	// showing it has not caught up.
 	baseRV string
-	job    client.Object
+	// job is what the write returned; nil once the cache has caught up.
+	job client.Object
+	// uid and rv identify the written version, whose watch event is our
+	// own write coming back (see isEcho).
+	uid types.UID
+	rv  string
 }
 
 func newLastWrites() *lastWrites {
@@ -45,8 +50,19 @@ func (l *lastWrites) remember(baseRV string, job client.Object) {
 	// nothing reads: kept, they would double a busy job's footprint here.
 	job.SetManagedFields(nil)
 	key := client.ObjectKeyFromObject(job)
-	l.jobs[key] = lastWrite{baseRV: baseRV, job: job}
+	l.jobs[key] = lastWrite{baseRV: baseRV, job: job, uid: job.GetUID(), rv: job.GetResourceVersion()}
 	delete(l.held, key)
+}
+
+// isEcho reports whether job is the version our last status write of it
+// created: its watch event tells the reconciler nothing it does not know,
+// since the pass that wrote it also ran what follows the write and asked for
+// any requeue it needs.
+func (l *lastWrites) isEcho(job client.Object) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	w, ok := l.jobs[client.ObjectKeyFromObject(job)]
+	return ok && w.rv != "" && w.rv == job.GetResourceVersion() && w.uid == job.GetUID()
 }
 
 // hold returns when the job's unwritten status change was first held back,
@@ -79,10 +95,21 @@ func (l *lastWrites) freshest(cached client.Object) client.Object {
 	if !ok {
 		return cached
 	}
-	if w.job.GetUID() == cached.GetUID() && cached.GetResourceVersion() == w.baseRV {
-		return w.job.DeepCopyObject().(client.Object)
+	if w.uid == cached.GetUID() {
+		switch cached.GetResourceVersion() {
+		case w.baseRV:
+			if w.job != nil {
+				return w.job.DeepCopyObject().(client.Object)
+			}
+		case w.rv:
+			// Caught up: drop the copy (the cache holds the same), keep
+			// the version so that its late watch event is known as an echo.
+			w.job = nil
+			l.jobs[key] = w
+			return cached
+		}
 	}
-	// The cache caught up or moved on (someone else wrote): trust it.
+	// The cache moved on (someone else wrote): trust it.
 	delete(l.jobs, key)
 	return cached
 }

@@ -64,3 +64,35 @@ func TestLastWritesHold(t *testing.T) {
 		t.Errorf("unhold ends the hold: got %v", got)
 	}
 }
+
+func TestLastWritesEcho(t *testing.T) {
+	version := func(uid, rv string) client.Object {
+		j := testjobs.MakePyTorchJob("j", "ns").UID(uid).Obj()
+		j.ResourceVersion = rv
+		return j
+	}
+	l := newLastWrites()
+	if l.isEcho(version("u", "2")) {
+		t.Fatal("nothing written: no echo")
+	}
+	l.remember("1", version("u", "2"))
+	if !l.isEcho(version("u", "2")) {
+		t.Error("the version our write made is its echo")
+	}
+	if l.isEcho(version("u", "3")) || l.isEcho(version("other", "2")) {
+		t.Error("another version or another job with the name is news")
+	}
+	// The cache catching up before the event is handled keeps the echo known,
+	// without keeping a copy of the job.
+	if got := l.freshest(version("u", "2")); got.GetResourceVersion() != "2" {
+		t.Fatalf("caught up: got rv %s", got.GetResourceVersion())
+	}
+	if !l.isEcho(version("u", "2")) || l.jobs[client.ObjectKeyFromObject(version("u", "2"))].job != nil {
+		t.Error("caught up: echo still known, copy dropped")
+	}
+	// Someone else's write is news, and ends the record.
+	l.freshest(version("u", "7"))
+	if l.isEcho(version("u", "2")) || len(l.jobs) != 0 {
+		t.Error("moved on: record dropped")
+	}
+}

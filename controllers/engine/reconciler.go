@@ -41,6 +41,10 @@ type Options struct {
 	// (replica counts) wait to be written together; 0 means
 	// DefaultStatusBatchWindow, negative writes every change at once.
 	StatusBatchWindow time.Duration
+	// ChildEventDelay is how long a child's event waits before its job's
+	// pass, to take the job's other children changing meanwhile along; 0
+	// means DefaultChildEventDelay, negative no wait.
+	ChildEventDelay time.Duration
 	// Gang selects the gang-scheduling backend per job; nil disables it.
 	Gang GangSelector
 	// Inflight records child writes the cache has not shown yet; nil means a
@@ -52,6 +56,12 @@ type Options struct {
 	// is served).
 	OnController func(controller.Controller) error
 }
+
+// DefaultChildEventDelay batches the events of a job's children: KWOK and
+// kubelets move a job's pods through their phases within moments of each
+// other, and make bench counted a pass per pod without it. It delays no pod
+// creation: a new job's pass is not a child's event.
+const DefaultChildEventDelay = time.Second
 
 // EventRecorder is the slice of an event recorder the engine needs; it keeps
 // the engine independent of the events API flavour.
@@ -89,6 +99,9 @@ func NewReconciler(fw Framework, c client.Client, apiReader client.Reader, rec E
 	if opts.StatusBatchWindow == 0 {
 		opts.StatusBatchWindow = DefaultStatusBatchWindow
 	}
+	if opts.ChildEventDelay == 0 {
+		opts.ChildEventDelay = DefaultChildEventDelay
+	}
 	if opts.Inflight == nil {
 		opts.Inflight = inflight.New(opts.Clock, 0)
 	}
@@ -102,12 +115,12 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if err != nil {
 		return err
 	}
-	owner := enqueueController(gvk.GroupKind())
+	owner := enqueueController(gvk.GroupKind(), r.opts.ChildEventDelay)
 	b := ctrl.NewControllerManagedBy(mgr).
-		For(r.fw.NewJob(), builder.WithPredicates(r.jobGone())).
+		For(r.fw.NewJob(), builder.WithPredicates(r.jobGone(), r.notOwnEcho())).
 		Named(r.fw.ControllerName()).
-		Watches(&corev1.Pod{}, owner, builder.WithPredicates(r.goneFromCache("pod/"))).
-		Watches(&corev1.Service{}, owner, builder.WithPredicates(r.goneFromCache("svc/"))).
+		Watches(&corev1.Pod{}, owner, builder.WithPredicates(r.goneFromCache("pod/"), podChanged())).
+		Watches(&corev1.Service{}, owner, builder.WithPredicates(r.goneFromCache("svc/"), metaChanged())).
 		WithOptions(controller.Options{MaxConcurrentReconciles: r.opts.MaxConcurrentReconciles})
 	for _, t := range extraTypes(r.fw) {
 		b = b.Watches(t.Object, owner, builder.WithPredicates(r.goneFromCache(strings.ToLower(kindOf(t.Object))+"/")))
@@ -151,6 +164,15 @@ func (r *Reconciler) jobGone() predicate.Funcs {
 			r.inflight.Forget(r.jobRef(e.Object))
 			return true
 		},
+	}
+}
+
+// notOwnEcho drops the update event of a job version our own status write
+// made (lastWrites.isEcho): make bench counted one such pass per status
+// write, each re-reading the job and its children to find nothing to do.
+func (r *Reconciler) notOwnEcho() predicate.Funcs {
+	return predicate.Funcs{
+		UpdateFunc: func(e ctrlevent.UpdateEvent) bool { return !r.written.isEcho(e.ObjectNew) },
 	}
 }
 
@@ -258,7 +280,7 @@ func (r *Reconciler) writeStatus(ctx context.Context, cached client.Object, st *
 	}
 	now := r.clock.Now()
 	held := r.written.hold(cached, now)
-	if d := statusDelay(cur, st, cached.GetCreationTimestamp().Time, held, now, r.opts.StatusBatchWindow); d > 0 {
+	if d := statusDelay(cur, st, held, now, r.opts.StatusBatchWindow); d > 0 {
 		return d, nil
 	}
 	patch, err := statusPatch(cached.GetResourceVersion(), cur, st)

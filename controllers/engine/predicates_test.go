@@ -1,0 +1,78 @@
+package engine
+
+import (
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/seed-d8a409e9/training-operator/internal/testjobs"
+)
+
+func TestPodMatters(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	base := func() *testjobs.PodWrapper {
+		return testjobs.MakePod("p", "ns").UID("u1").Label("a", "b").ControlledBy("PyTorchJob", "j", "j1").Phase(corev1.PodPending)
+	}
+	running := func() *testjobs.PodWrapper { return base().Phase(corev1.PodRunning).Running("pytorch") }
+	cases := []struct {
+		name          string
+		before, after *corev1.Pod
+		want          bool
+	}{
+		{"resourceVersion only", base().Obj(), withRV(base().Obj(), "2"), false},
+		{"bound to a node", base().Obj(), bind(base().Condition(corev1.PodScheduled, corev1.ConditionTrue, "", "", t0).Obj()), false},
+		{"readiness flips", running().Obj(), ready(running().Condition(corev1.PodReady, corev1.ConditionTrue, "", "", t0).Obj()), false},
+		{"annotation", base().Obj(), annotate(base().Obj()), false},
+		{"starts running", base().Obj(), running().Obj(), true},
+		{"label", base().Obj(), base().Label("c", "d").Obj(), true},
+		{"controller", base().Obj(), testjobs.MakePod("p", "ns").UID("u1").Label("a", "b").ControlledBy("PyTorchJob", "j", "j2").Phase(corev1.PodPending).Obj(), true},
+		{"deleted", running().Obj(), running().Terminating().Obj(), true},
+		{"terminated", running().Obj(), running().Terminated("pytorch", 1, "Error").Obj(), true},
+		{"restarted", running().Obj(), running().Restarts("pytorch", 1).Obj(), true},
+		{"waiting reason", base().Obj(), base().Waiting("pytorch", "ErrImagePull", "no such image").Obj(), true},
+		{"init waiting", base().Obj(), base().InitWaiting("init", "ErrImagePull", "no such image").Obj(), true},
+		{"unschedulable", base().Obj(), base().Condition(corev1.PodScheduled, corev1.ConditionFalse, "Unschedulable", "0/2 nodes", t0).Obj(), true},
+		{"disruption target", running().Obj(), running().DisruptionTarget("PreemptionByScheduler").Obj(), true},
+		{"pod reason", running().Obj(), running().Reason("Evicted").Obj(), true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := podMatters(tc.before, tc.after); got != tc.want {
+				t.Errorf("podMatters = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestMetaMatters(t *testing.T) {
+	svc := func() *corev1.Service {
+		s := &corev1.Service{}
+		s.Name, s.UID, s.Labels = "s", "u", map[string]string{"a": "b"}
+		return s
+	}
+	changedSpec := svc()
+	changedSpec.Spec.ClusterIP, changedSpec.ResourceVersion = "10.0.0.1", "9"
+	relabelled := svc()
+	relabelled.Labels = map[string]string{"a": "c"}
+	if metaMatters(svc(), changedSpec) {
+		t.Error("a Service spec or resourceVersion change must not cost a pass")
+	}
+	if !metaMatters(svc(), relabelled) {
+		t.Error("a label change must pass")
+	}
+}
+
+func withRV(p *corev1.Pod, rv string) *corev1.Pod { p.ResourceVersion = rv; return p }
+func bind(p *corev1.Pod) *corev1.Pod              { p.Spec.NodeName = "node-1"; return p }
+func annotate(p *corev1.Pod) *corev1.Pod {
+	p.Annotations = map[string]string{"x": "y"}
+	return p
+}
+func ready(p *corev1.Pod) *corev1.Pod {
+	for i := range p.Status.ContainerStatuses {
+		p.Status.ContainerStatuses[i].Ready = true
+	}
+	p.Status.PodIP = "10.1.2.3"
+	return p
+}
