@@ -40,9 +40,13 @@ func controllerOf(gk schema.GroupKind, child client.Object) (reconcile.Request, 
 //
 // With delay > 0 the job is enqueued that much later, so that the children
 // of a job changing together (pods starting, finishing, being created) cost
-// one pass: an item waiting in the queue is not added twice.
+// one pass: an item waiting in the queue is not added twice. The children
+// listed when the operator starts are enqueued at once: handler.Funcs gives
+// them the priority queue's low priority (a delayed add would lose it), so
+// that after a restart the jobs created meanwhile are not queued behind
+// every finished job of the cluster.
 func enqueueController(gk schema.GroupKind, delay time.Duration) handler.EventHandler {
-	add := func(q workqueue.TypedRateLimitingInterface[reconcile.Request], objs ...client.Object) {
+	enqueue := func(q workqueue.TypedRateLimitingInterface[reconcile.Request], delay time.Duration, objs ...client.Object) {
 		for _, o := range objs {
 			if req, ok := controllerOf(gk, o); ok {
 				if delay > 0 {
@@ -53,8 +57,15 @@ func enqueueController(gk schema.GroupKind, delay time.Duration) handler.EventHa
 			}
 		}
 	}
+	add := func(q workqueue.TypedRateLimitingInterface[reconcile.Request], objs ...client.Object) {
+		enqueue(q, delay, objs...)
+	}
 	return handler.Funcs{
 		CreateFunc: func(_ context.Context, e ctrlevent.CreateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			if e.IsInInitialList {
+				enqueue(q, 0, e.Object)
+				return
+			}
 			add(q, e.Object)
 		},
 		// Both sides: a child whose controller changed concerns both jobs.

@@ -1,15 +1,20 @@
 package engine
 
 import (
+	"context"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/workqueue"
 	"k8s.io/utils/ptr"
+	ctrlevent "sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
+	kubeflowv1 "github.com/seed-d8a409e9/training-operator/apis/kubeflow.org/v1"
 	"github.com/seed-d8a409e9/training-operator/internal/testjobs"
 )
 
@@ -45,5 +50,43 @@ func TestControllerOf(t *testing.T) {
 				t.Errorf("request (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// queueLog records how a handler enqueues.
+type queueLog struct {
+	workqueue.TypedRateLimitingInterface[reconcile.Request]
+	now, later []string
+}
+
+func (q *queueLog) Add(r reconcile.Request) { q.now = append(q.now, r.Name) }
+func (q *queueLog) AddAfter(r reconcile.Request, _ time.Duration) {
+	q.later = append(q.later, r.Name)
+}
+
+func TestEnqueueControllerBatchesChildEvents(t *testing.T) {
+	gk := schema.GroupKind{Group: kubeflowv1.GroupVersion.Group, Kind: kubeflowv1.PyTorchJobKind}
+	pod := testjobs.MakePod("p", "ns").ControlledBy(kubeflowv1.PyTorchJobKind, "j", "u").Obj()
+	h := enqueueController(gk, time.Second)
+	ctx := context.Background()
+
+	q := &queueLog{}
+	h.Create(ctx, ctrlevent.CreateEvent{Object: pod}, q)
+	h.Update(ctx, ctrlevent.UpdateEvent{ObjectOld: pod, ObjectNew: pod}, q)
+	h.Delete(ctx, ctrlevent.DeleteEvent{Object: pod}, q)
+	if len(q.now) != 0 || len(q.later) != 4 {
+		t.Errorf("child events: now %v, later %v; want all 4 delayed", q.now, q.later)
+	}
+
+	q = &queueLog{}
+	h.Create(ctx, ctrlevent.CreateEvent{Object: pod, IsInInitialList: true}, q)
+	if len(q.now) != 1 || len(q.later) != 0 {
+		t.Errorf("initial list: now %v, later %v; want enqueued at once (keeps its low priority)", q.now, q.later)
+	}
+
+	q = &queueLog{}
+	enqueueController(gk, -1).Update(ctx, ctrlevent.UpdateEvent{ObjectOld: pod, ObjectNew: pod}, q)
+	if len(q.now) != 2 || len(q.later) != 0 {
+		t.Errorf("no delay: now %v, later %v", q.now, q.later)
 	}
 }
