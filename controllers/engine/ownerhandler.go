@@ -70,10 +70,18 @@ func enqueueController(gk schema.GroupKind, delay time.Duration) handler.EventHa
 		},
 		// Both sides: a child whose controller changed concerns both jobs.
 		UpdateFunc: func(_ context.Context, e ctrlevent.UpdateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			if e.ObjectOld.GetDeletionTimestamp() == nil && e.ObjectNew.GetDeletionTimestamp() != nil {
+				// At once: a pass must see a pod terminating to count it as
+				// a restart; batched, it may find it gone and only replace it.
+				enqueue(q, 0, e.ObjectOld, e.ObjectNew)
+				return
+			}
 			add(q, e.ObjectOld, e.ObjectNew)
 		},
+		// At once, as its terminating update: deletions are rare and the
+		// replacement should not wait.
 		DeleteFunc: func(_ context.Context, e ctrlevent.DeleteEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
-			add(q, e.Object)
+			enqueue(q, 0, e.Object)
 		},
 		GenericFunc: func(_ context.Context, e ctrlevent.GenericEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
 			add(q, e.Object)

@@ -73,9 +73,18 @@ func TestEnqueueControllerBatchesChildEvents(t *testing.T) {
 	q := &queueLog{}
 	h.Create(ctx, ctrlevent.CreateEvent{Object: pod}, q)
 	h.Update(ctx, ctrlevent.UpdateEvent{ObjectOld: pod, ObjectNew: pod}, q)
-	h.Delete(ctx, ctrlevent.DeleteEvent{Object: pod}, q)
-	if len(q.now) != 0 || len(q.later) != 4 {
-		t.Errorf("child events: now %v, later %v; want all 4 delayed", q.now, q.later)
+	if len(q.now) != 0 || len(q.later) != 3 {
+		t.Errorf("child events: now %v, later %v; want all 3 delayed", q.now, q.later)
+	}
+
+	// Deletion is seen at once: a pass must find the pod terminating to
+	// count the restart.
+	q = &queueLog{}
+	terminating := testjobs.MakePod("p", "ns").ControlledBy(kubeflowv1.PyTorchJobKind, "j", "u").Terminating().Obj()
+	h.Update(ctx, ctrlevent.UpdateEvent{ObjectOld: pod, ObjectNew: terminating}, q)
+	h.Delete(ctx, ctrlevent.DeleteEvent{Object: terminating}, q)
+	if len(q.now) != 3 || len(q.later) != 0 {
+		t.Errorf("deletion: now %v, later %v; want all 3 at once", q.now, q.later)
 	}
 
 	q = &queueLog{}
