@@ -39,12 +39,10 @@ import (
 	kubeflowv1 "github.com/seed-d8a409e9/training-operator/apis/kubeflow.org/v1"
 )
 
-// job is the constraint of the generic webhook: a pointer to one of the six
-// job types.
+// job is the constraint of the generic webhook: a pointer to a job type.
 type job interface {
 	client.Object
-	*kubeflowv1.PyTorchJob | *kubeflowv1.TFJob | *kubeflowv1.MPIJob |
-		*kubeflowv1.XGBoostJob | *kubeflowv1.PaddleJob | *kubeflowv1.JAXJob
+	kubeflowv1.Job
 }
 
 // jobWebhook is the defaulter and validator of one job kind.

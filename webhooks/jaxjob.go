@@ -18,7 +18,6 @@ package webhooks
 
 import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
-	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	kubeflowv1 "github.com/seed-d8a409e9/training-operator/apis/kubeflow.org/v1"
@@ -32,14 +31,6 @@ var jaxReplicaRules = replicaRules{
 	types:        []kubeflowv1.ReplicaType{kubeflowv1.JAXJobReplicaTypeWorker},
 	container:    kubeflowv1.JAXJobDefaultContainerName,
 	containerMsg: mustHaveContainer(kubeflowv1.JAXJobDefaultContainerName),
-}
-
-func setupJAXJobWebhook(mgr ctrl.Manager) error {
-	return setupJobWebhook(mgr, &kubeflowv1.JAXJob{}, &jobWebhook[*kubeflowv1.JAXJob]{
-		kind:        kubeflowv1.JAXJobKind,
-		setDefaults: kubeflowv1.SetDefaults_JAXJob,
-		validate:    ValidateJAXJob,
-	})
 }
 
 // ValidateJAXJob validates a defaulted JAXJob; old is nil on create. It

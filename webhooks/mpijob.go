@@ -18,7 +18,6 @@ package webhooks
 
 import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
-	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	kubeflowv1 "github.com/seed-d8a409e9/training-operator/apis/kubeflow.org/v1"
@@ -41,14 +40,6 @@ var (
 		},
 	}
 )
-
-func setupMPIJobWebhook(mgr ctrl.Manager) error {
-	return setupJobWebhook(mgr, &kubeflowv1.MPIJob{}, &jobWebhook[*kubeflowv1.MPIJob]{
-		kind:        kubeflowv1.MPIJobKind,
-		setDefaults: kubeflowv1.SetDefaults_MPIJob,
-		validate:    ValidateMPIJob,
-	})
-}
 
 // ValidateMPIJob validates a defaulted MPIJob; old is nil on create. v1 had
 // no MPIJob webhook; these rules replace its in-controller checks: replica
