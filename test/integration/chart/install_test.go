@@ -502,7 +502,7 @@ func TestInstall(t *testing.T) {
 		}
 		c.checkInstalled(t, m)
 		t.Logf("installed: %s", strings.Join(m.keys(), ", "))
-		for _, kind := range []string{kubeflowv1.PyTorchJobKind, kubeflowv1.TFJobKind, kubeflowv1.MPIJobKind, kubeflowv1.XGBoostJobKind, kubeflowv1.PaddleJobKind, kubeflowv1.JAXJobKind} {
+		for _, kind := range kinds.Names() {
 			if _, err := c.k8s.RESTMapper().RESTMapping(kubeflowv1.GroupVersion.WithKind(kind).GroupKind()); err != nil {
 				t.Errorf("%s not served: %v", kind, err)
 			}

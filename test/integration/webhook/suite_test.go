@@ -128,7 +128,7 @@ var _ = AfterSuite(func() {
 func startOperator() {
 	port := freePort()
 	enabled := []string{}
-	for _, k := range []string{"PyTorchJob", "TFJob", "MPIJob", "XGBoostJob", "PaddleJob", "JAXJob"} {
+	for _, k := range kinds.Names() {
 		if k != disabledKind {
 			enabled = append(enabled, k)
 		}
