@@ -441,13 +441,16 @@ func ratchet(errs, oldErrs field.ErrorList) field.ErrorList {
 // validateJob is the part of every ValidateXJob that handles updates: on
 // update (old != nil) the spec errors the old object has as well are
 // ratcheted away and managedBy must not change.
-func validateJob[T any](old, new *T, validate func(*T) (field.ErrorList, admission.Warnings), runPolicy func(*T) *kubeflowv1.RunPolicy) (field.ErrorList, admission.Warnings) {
+func validateJob[J any, P interface {
+	*J
+	kubeflowv1.Job
+}](old, new P, validate func(P) (field.ErrorList, admission.Warnings)) (field.ErrorList, admission.Warnings) {
 	errs, warnings := validate(new)
 	if old == nil {
 		return errs, warnings
 	}
 	oldErrs, _ := validate(old)
 	errs = ratchet(errs, oldErrs)
-	errs = append(errs, validateManagedByUpdate(runPolicy(old), runPolicy(new))...)
+	errs = append(errs, validateManagedByUpdate(old.RunPolicy(), new.RunPolicy())...)
 	return errs, warnings
 }

@@ -37,7 +37,7 @@ var jaxReplicaRules = replicaRules{
 // applies the rules shared by all kinds (unlike v1, managedBy included)
 // with Worker as the only replica type.
 func ValidateJAXJob(old, job *kubeflowv1.JAXJob) (field.ErrorList, admission.Warnings) {
-	return validateJob(old, job, validateJAXJob, func(j *kubeflowv1.JAXJob) *kubeflowv1.RunPolicy { return &j.Spec.RunPolicy })
+	return validateJob(old, job, validateJAXJob)
 }
 
 func validateJAXJob(job *kubeflowv1.JAXJob) (field.ErrorList, admission.Warnings) {

@@ -48,7 +48,7 @@ var (
 // images and names, plus the rules shared by all kinds. The launcher pod is
 // <job>-launcher and the workers <job>-worker-<index>.
 func ValidateMPIJob(old, job *kubeflowv1.MPIJob) (field.ErrorList, admission.Warnings) {
-	return validateJob(old, job, validateMPIJob, func(j *kubeflowv1.MPIJob) *kubeflowv1.RunPolicy { return &j.Spec.RunPolicy })
+	return validateJob(old, job, validateMPIJob)
 }
 
 func validateMPIJob(job *kubeflowv1.MPIJob) (field.ErrorList, admission.Warnings) {

@@ -44,7 +44,7 @@ var (
 // minReplicas <= maxReplicas. Pods are named <job>-<type>-<index>, up to the
 // elastic maxReplicas for Workers.
 func ValidatePaddleJob(old, job *kubeflowv1.PaddleJob) (field.ErrorList, admission.Warnings) {
-	return validateJob(old, job, validatePaddleJob, func(j *kubeflowv1.PaddleJob) *kubeflowv1.RunPolicy { return &j.Spec.RunPolicy })
+	return validateJob(old, job, validatePaddleJob)
 }
 
 func validatePaddleJob(job *kubeflowv1.PaddleJob) (field.ErrorList, admission.Warnings) {

@@ -57,7 +57,7 @@ var (
 // combined with spec.nprocPerNode. Pods are named <job>-<type>-<index>, up
 // to the elastic maxReplicas for Workers.
 func ValidatePyTorchJob(old, job *kubeflowv1.PyTorchJob) (field.ErrorList, admission.Warnings) {
-	return validateJob(old, job, validatePyTorchJob, func(j *kubeflowv1.PyTorchJob) *kubeflowv1.RunPolicy { return &j.Spec.RunPolicy })
+	return validateJob(old, job, validatePyTorchJob)
 }
 
 func validatePyTorchJob(job *kubeflowv1.PyTorchJob) (field.ErrorList, admission.Warnings) {

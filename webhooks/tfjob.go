@@ -45,7 +45,7 @@ var (
 // "worker" is fine but "worker" next to "Worker" is not), and there is at
 // most one Chief or Master.
 func ValidateTFJob(old, job *kubeflowv1.TFJob) (field.ErrorList, admission.Warnings) {
-	return validateJob(old, job, validateTFJob, func(j *kubeflowv1.TFJob) *kubeflowv1.RunPolicy { return &j.Spec.RunPolicy })
+	return validateJob(old, job, validateTFJob)
 }
 
 func validateTFJob(job *kubeflowv1.TFJob) (field.ErrorList, admission.Warnings) {

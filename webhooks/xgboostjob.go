@@ -46,7 +46,7 @@ var (
 // create. Besides the rules shared by all kinds, a Master is required and
 // has exactly 1 replica.
 func ValidateXGBoostJob(old, job *kubeflowv1.XGBoostJob) (field.ErrorList, admission.Warnings) {
-	return validateJob(old, job, validateXGBoostJob, func(j *kubeflowv1.XGBoostJob) *kubeflowv1.RunPolicy { return &j.Spec.RunPolicy })
+	return validateJob(old, job, validateXGBoostJob)
 }
 
 func validateXGBoostJob(job *kubeflowv1.XGBoostJob) (field.ErrorList, admission.Warnings) {
