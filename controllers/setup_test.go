@@ -35,3 +35,12 @@ func TestDefaultTransform(t *testing.T) {
 		t.Errorf("ConfigMap kept managedFields: %v", mf)
 	}
 }
+
+// A scheme the table does not know is an error, as in Setup and the webhooks.
+func TestCacheOptionsUnknownKind(t *testing.T) {
+	cfg := &configv1alpha1.Configuration{EnabledSchemes: []string{"PyTorchJob", "FooJob"}}
+	configv1alpha1.SetDefaults_Configuration(cfg)
+	if _, err := controllers.CacheOptions(cfg, kinds.Controllers()); err == nil || err.Error() != "scheme foojob is not supported yet" {
+		t.Errorf("CacheOptions with an unknown scheme: %v", err)
+	}
+}
