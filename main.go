@@ -50,6 +50,7 @@ import (
 	"github.com/seed-d8a409e9/training-operator/internal/lazylog"
 	"github.com/seed-d8a409e9/training-operator/internal/memlimit"
 	"github.com/seed-d8a409e9/training-operator/internal/metricsauth"
+	"github.com/seed-d8a409e9/training-operator/kinds"
 	"github.com/seed-d8a409e9/training-operator/webhooks"
 )
 
@@ -125,12 +126,12 @@ func main() {
 		os.Exit(1)
 	}
 
-	if err := webhooks.Setup(mgr, cfg.EnabledSchemes); err != nil {
+	if err := webhooks.Setup(mgr, kinds.Webhooks(), cfg.EnabledSchemes); err != nil {
 		setupLog.Error(err, "unable to set up webhooks")
 		os.Exit(1)
 	}
 
-	if err := controllers.Setup(mgr, cfg); err != nil {
+	if err := controllers.Setup(mgr, cfg, kinds.Controllers()); err != nil {
 		setupLog.Error(err, "unable to set up controllers")
 		os.Exit(1)
 	}
@@ -159,7 +160,7 @@ func newCertProvider(cfg *configv1alpha1.Configuration) (*cert.Provider, error) 
 		ClientURL:   wh.ClientURL,
 	}
 	if wh.CertManagement == configv1alpha1.CertManagementSelfSigned {
-		cfgs, err := webhooks.WebhookConfigurations(cfg.EnabledSchemes)
+		cfgs, err := webhooks.WebhookConfigurations(kinds.Webhooks(), cfg.EnabledSchemes)
 		if err != nil {
 			return nil, err
 		}
@@ -186,7 +187,7 @@ func newManager(cfg *configv1alpha1.Configuration, certs *cert.Provider) (ctrl.M
 		metricsOpts.FilterProvider = metricsauth.Filter
 	}
 
-	cacheOpts, err := controllers.CacheOptions(cfg)
+	cacheOpts, err := controllers.CacheOptions(cfg, kinds.Controllers())
 	if err != nil {
 		return nil, err
 	}

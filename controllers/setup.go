@@ -5,7 +5,6 @@ package controllers
 import (
 	"context"
 	"fmt"
-	"os"
 	"reflect"
 	"strings"
 
@@ -25,63 +24,33 @@ import (
 	kubeflowv1 "github.com/seed-d8a409e9/training-operator/apis/kubeflow.org/v1"
 	"github.com/seed-d8a409e9/training-operator/controllers/engine"
 	"github.com/seed-d8a409e9/training-operator/controllers/gang"
-	"github.com/seed-d8a409e9/training-operator/controllers/jax"
-	"github.com/seed-d8a409e9/training-operator/controllers/mpi"
-	"github.com/seed-d8a409e9/training-operator/controllers/paddlepaddle"
-	"github.com/seed-d8a409e9/training-operator/controllers/pytorch"
-	"github.com/seed-d8a409e9/training-operator/controllers/tensorflow"
-	"github.com/seed-d8a409e9/training-operator/controllers/xgboost"
 	"github.com/seed-d8a409e9/training-operator/internal/config"
 )
 
-// frameworkFactory builds one framework adapter from the configuration.
-type frameworkFactory func(cfg *configv1alpha1.Configuration) (engine.Framework, error)
-
-// frameworks maps --enable-scheme names to their adapters.
-var frameworks = map[string]frameworkFactory{
-	configv1alpha1.SchemePyTorchJob: newPyTorch,
-	configv1alpha1.SchemeTFJob: func(*configv1alpha1.Configuration) (engine.Framework, error) {
-		// v1 reads the cluster domain of TF_CONFIG addresses from the operator's environment.
-		return tensorflow.New(tensorflow.Options{ClusterDomain: os.Getenv(tensorflow.EnvCustomClusterDomain)}), nil
-	},
-	configv1alpha1.SchemeXGBoostJob: func(*configv1alpha1.Configuration) (engine.Framework, error) {
-		return xgboost.New(xgboost.Options{}), nil
-	},
-	configv1alpha1.SchemePaddleJob: func(*configv1alpha1.Configuration) (engine.Framework, error) {
-		return paddlepaddle.New(paddlepaddle.Options{}), nil
-	},
-	configv1alpha1.SchemeJAXJob: func(*configv1alpha1.Configuration) (engine.Framework, error) {
-		return jax.New(jax.Options{}), nil
-	},
-	configv1alpha1.SchemeMPIJob: func(cfg *configv1alpha1.Configuration) (engine.Framework, error) {
-		return mpi.New(mpi.Options{KubectlDeliveryImage: cfg.MPI.KubectlDeliveryImage}), nil
-	},
+// Kind is what the controllers need of one job kind: its scheme name and
+// how to build its adapter. The operator's table of kinds (package kinds)
+// holds one per kind and passes them to Setup and CacheOptions.
+type Kind struct {
+	// Name is the scheme name (the kind, e.g. PyTorchJob), as in enabledSchemes.
+	Name string
+	// NewFramework builds the kind's adapter from the configuration.
+	NewFramework func(cfg *configv1alpha1.Configuration) (engine.Framework, error)
 }
 
-func newPyTorch(cfg *configv1alpha1.Configuration) (engine.Framework, error) {
-	pic := cfg.PyTorchInitContainer
-	opts := pytorch.Options{InitContainerImage: pic.Image}
-	if pic.MaxTries != nil {
-		opts.InitContainerMaxTries = int(*pic.MaxTries)
-	}
-	if pic.TemplateFile != "" {
-		// v1 semantics: the template file is optional; use it only if present.
-		if b, err := os.ReadFile(pic.TemplateFile); err == nil {
-			opts.InitContainerTemplate = string(b)
+// lookup returns the kind of all named name (case-insensitively); a name
+// this build does not know is an error, as in the webhooks.
+func lookup(all []Kind, name string) (Kind, error) {
+	for _, k := range all {
+		if strings.EqualFold(k.Name, name) {
+			return k, nil
 		}
 	}
-	fw, err := pytorch.New(opts)
-	if err != nil {
-		// v1 fell back to its built-in template; a broken file stops the
-		// operator here instead, naming the file.
-		return nil, fmt.Errorf("init container template %s: %w", pic.TemplateFile, err)
-	}
-	return fw, nil
+	return Kind{}, fmt.Errorf("scheme %s is not supported yet", strings.ToLower(name))
 }
 
-// Setup registers the job controller of every scheme enabled in cfg with mgr.
-// It is called once by main before the manager starts.
-func Setup(mgr ctrl.Manager, cfg *configv1alpha1.Configuration) error {
+// Setup registers with mgr the job controller of every kind of all that cfg
+// enables. It is called once by main before the manager starts.
+func Setup(mgr ctrl.Manager, cfg *configv1alpha1.Configuration, all []Kind) error {
 	if err := engine.SetupIndexes(context.Background(), mgr.GetFieldIndexer()); err != nil {
 		return fmt.Errorf("setting up field indexes: %w", err)
 	}
@@ -94,12 +63,11 @@ func Setup(mgr ctrl.Manager, cfg *configv1alpha1.Configuration) error {
 		return fmt.Errorf("gang scheduling: %w", err)
 	}
 	for _, name := range cfg.EnabledSchemes {
-		factory, ok := frameworks[name]
-		if !ok {
-			// As in the webhooks: a kind this build does not know is an error.
-			return fmt.Errorf("scheme %s is not supported yet", strings.ToLower(name))
+		k, err := lookup(all, name)
+		if err != nil {
+			return err
 		}
-		fw, err := factory(cfg)
+		fw, err := k.NewFramework(cfg)
 		if err != nil {
 			return fmt.Errorf("%s: %w", name, err)
 		}
@@ -129,7 +97,7 @@ func Setup(mgr ctrl.Manager, cfg *configv1alpha1.Configuration) error {
 // label; pods and Services are trimmed to what the engine reads
 // (cachetrim.go). Every adapter's extra types are listed, enabled or not,
 // so that a disabled kind's types are not cached unfiltered either.
-func cacheByObject(cfg *configv1alpha1.Configuration) (map[client.Object]cache.ByObject, error) {
+func cacheByObject(cfg *configv1alpha1.Configuration, all []Kind) (map[client.Object]cache.ByObject, error) {
 	req, err := labels.NewRequirement(kubeflowv1.OperatorNameLabel, selection.Exists, nil)
 	if err != nil {
 		panic(err) // constant input
@@ -144,8 +112,8 @@ func cacheByObject(cfg *configv1alpha1.Configuration) (map[client.Object]cache.B
 	for obj := range out {
 		seen[reflect.TypeOf(obj)] = true
 	}
-	for _, name := range configv1alpha1.AllSchemes() {
-		fw, err := frameworks[name](cfg)
+	for _, k := range all {
+		fw, err := k.NewFramework(cfg)
 		if err != nil {
 			continue // reported by Setup and defaultTransform if the kind is enabled
 		}
@@ -168,15 +136,15 @@ func cacheByObject(cfg *configv1alpha1.Configuration) (map[client.Object]cache.B
 // listed in ByObject: that would make the manager resolve their REST
 // mapping when it is built, so an operator started just before its CRDs are
 // served would fail instead of waiting for them.
-func defaultTransform(cfg *configv1alpha1.Configuration) (toolscache.TransformFunc, error) {
+func defaultTransform(cfg *configv1alpha1.Configuration, all []Kind) (toolscache.TransformFunc, error) {
 	strip := cache.TransformStripManagedFields()
 	jobs := map[reflect.Type]toolscache.TransformFunc{}
 	for _, name := range cfg.EnabledSchemes {
-		factory, ok := frameworks[name]
-		if !ok {
-			continue
+		k, err := lookup(all, name)
+		if err != nil {
+			return nil, err
 		}
-		fw, err := factory(cfg)
+		fw, err := k.NewFramework(cfg)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", name, err)
 		}
@@ -190,16 +158,16 @@ func defaultTransform(cfg *configv1alpha1.Configuration) (toolscache.TransformFu
 	}, nil
 }
 
-// CacheOptions are the manager's informer cache options for cfg: our
-// children only, trimmed, no managedFields on anything, finished jobs
-// without pod templates, and cfg's namespace if it restricts the operator
-// to one.
-func CacheOptions(cfg *configv1alpha1.Configuration) (cache.Options, error) {
-	transform, err := defaultTransform(cfg)
+// CacheOptions are the manager's informer cache options for cfg and the
+// kinds all: our children only, trimmed, no managedFields on anything,
+// finished jobs without pod templates, and cfg's namespace if it restricts
+// the operator to one.
+func CacheOptions(cfg *configv1alpha1.Configuration, all []Kind) (cache.Options, error) {
+	transform, err := defaultTransform(cfg, all)
 	if err != nil {
 		return cache.Options{}, err
 	}
-	byObject, err := cacheByObject(cfg)
+	byObject, err := cacheByObject(cfg, all)
 	if err != nil {
 		return cache.Options{}, err
 	}

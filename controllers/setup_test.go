@@ -1,44 +1,46 @@
-package controllers
+package controllers_test
 
 import (
-	"os"
-	"path/filepath"
-	"strings"
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
 	configv1alpha1 "github.com/seed-d8a409e9/training-operator/apis/config/v1alpha1"
+	kubeflowv1 "github.com/seed-d8a409e9/training-operator/apis/kubeflow.org/v1"
+	"github.com/seed-d8a409e9/training-operator/controllers"
+	"github.com/seed-d8a409e9/training-operator/internal/testjobs"
+	"github.com/seed-d8a409e9/training-operator/kinds"
 )
 
-// The init container template file is optional (v1), lenient about keys
-// unknown to corev1.Container (v1), and stops startup, naming the file,
-// when it cannot produce containers (v1 silently used its default).
-func TestNewPyTorchTemplateFile(t *testing.T) {
-	dir := t.TempDir()
-	write := func(name, text string) string {
-		p := filepath.Join(dir, name)
-		if err := os.WriteFile(p, []byte(text), 0o600); err != nil {
-			t.Fatal(err)
-		}
-		return p
+// The default transform trims finished jobs of enabled kinds and strips
+// managedFields from everything else.
+func TestDefaultTransform(t *testing.T) {
+	cfg := &configv1alpha1.Configuration{}
+	configv1alpha1.SetDefaults_Configuration(cfg)
+	opts, err := controllers.CacheOptions(cfg, kinds.Controllers())
+	if err != nil {
+		t.Fatal(err)
 	}
-	cases := map[string]struct {
-		file    string
-		wantErr string
-	}{
-		"missing file":    {file: filepath.Join(dir, "absent.yaml")},
-		"unknown key":     {file: write("lenient.yaml", "- name: wait\n  image: {{.InitContainerImage}}\n  notAField: 1\n")},
-		"not a container": {file: write("broken.yaml", "- name: [wait\n"), wantErr: filepath.Join(dir, "broken.yaml")},
+	transform := opts.DefaultTransform
+	job := testjobs.MakePyTorchJob("j", "ns").Master(1).Obj()
+	job.Status.Conditions = []kubeflowv1.JobCondition{{Type: kubeflowv1.JobSucceeded, Status: corev1.ConditionTrue}}
+	got, _ := transform(job)
+	if c := got.(*kubeflowv1.PyTorchJob).Spec.PyTorchReplicaSpecs[kubeflowv1.PyTorchJobReplicaTypeMaster].Template.Spec.Containers; c != nil {
+		t.Errorf("finished PyTorchJob kept its containers: %v", c)
 	}
-	for name, tc := range cases {
-		t.Run(name, func(t *testing.T) {
-			cfg := &configv1alpha1.Configuration{PyTorchInitContainer: configv1alpha1.PyTorchInitContainer{TemplateFile: tc.file}}
-			_, err := newPyTorch(cfg)
-			switch {
-			case tc.wantErr == "" && err != nil:
-				t.Fatalf("newPyTorch: %v", err)
-			case tc.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tc.wantErr)):
-				t.Fatalf("newPyTorch error = %v, want one naming %s", err, tc.wantErr)
-			}
-		})
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "c", ManagedFields: []metav1.ManagedFieldsEntry{{Manager: "m"}}}}
+	got, _ = transform(cm)
+	if mf := got.(*corev1.ConfigMap).ManagedFields; mf != nil {
+		t.Errorf("ConfigMap kept managedFields: %v", mf)
+	}
+}
+
+// A scheme the table does not know is an error, as in Setup and the webhooks.
+func TestCacheOptionsUnknownKind(t *testing.T) {
+	cfg := &configv1alpha1.Configuration{EnabledSchemes: []string{"PyTorchJob", "FooJob"}}
+	configv1alpha1.SetDefaults_Configuration(cfg)
+	if _, err := controllers.CacheOptions(cfg, kinds.Controllers()); err == nil || err.Error() != "scheme foojob is not supported yet" {
+		t.Errorf("CacheOptions with an unknown scheme: %v", err)
 	}
 }

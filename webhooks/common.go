@@ -39,12 +39,10 @@ import (
 	kubeflowv1 "github.com/seed-d8a409e9/training-operator/apis/kubeflow.org/v1"
 )
 
-// job is the constraint of the generic webhook: a pointer to one of the six
-// job types.
+// job is the constraint of the generic webhook: a pointer to a job type.
 type job interface {
 	client.Object
-	*kubeflowv1.PyTorchJob | *kubeflowv1.TFJob | *kubeflowv1.MPIJob |
-		*kubeflowv1.XGBoostJob | *kubeflowv1.PaddleJob | *kubeflowv1.JAXJob
+	kubeflowv1.Job
 }
 
 // jobWebhook is the defaulter and validator of one job kind.
@@ -443,13 +441,16 @@ func ratchet(errs, oldErrs field.ErrorList) field.ErrorList {
 // validateJob is the part of every ValidateXJob that handles updates: on
 // update (old != nil) the spec errors the old object has as well are
 // ratcheted away and managedBy must not change.
-func validateJob[T any](old, new *T, validate func(*T) (field.ErrorList, admission.Warnings), runPolicy func(*T) *kubeflowv1.RunPolicy) (field.ErrorList, admission.Warnings) {
+func validateJob[J any, P interface {
+	*J
+	kubeflowv1.Job
+}](old, new P, validate func(P) (field.ErrorList, admission.Warnings)) (field.ErrorList, admission.Warnings) {
 	errs, warnings := validate(new)
 	if old == nil {
 		return errs, warnings
 	}
 	oldErrs, _ := validate(old)
 	errs = ratchet(errs, oldErrs)
-	errs = append(errs, validateManagedByUpdate(runPolicy(old), runPolicy(new))...)
+	errs = append(errs, validateManagedByUpdate(old.RunPolicy(), new.RunPolicy())...)
 	return errs, warnings
 }

@@ -18,7 +18,6 @@ package webhooks
 
 import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
-	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	kubeflowv1 "github.com/seed-d8a409e9/training-operator/apis/kubeflow.org/v1"
@@ -34,19 +33,11 @@ var jaxReplicaRules = replicaRules{
 	containerMsg: mustHaveContainer(kubeflowv1.JAXJobDefaultContainerName),
 }
 
-func setupJAXJobWebhook(mgr ctrl.Manager) error {
-	return setupJobWebhook(mgr, &kubeflowv1.JAXJob{}, &jobWebhook[*kubeflowv1.JAXJob]{
-		kind:        kubeflowv1.JAXJobKind,
-		setDefaults: kubeflowv1.SetDefaults_JAXJob,
-		validate:    ValidateJAXJob,
-	})
-}
-
 // ValidateJAXJob validates a defaulted JAXJob; old is nil on create. It
 // applies the rules shared by all kinds (unlike v1, managedBy included)
 // with Worker as the only replica type.
 func ValidateJAXJob(old, job *kubeflowv1.JAXJob) (field.ErrorList, admission.Warnings) {
-	return validateJob(old, job, validateJAXJob, func(j *kubeflowv1.JAXJob) *kubeflowv1.RunPolicy { return &j.Spec.RunPolicy })
+	return validateJob(old, job, validateJAXJob)
 }
 
 func validateJAXJob(job *kubeflowv1.JAXJob) (field.ErrorList, admission.Warnings) {

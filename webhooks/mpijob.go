@@ -18,7 +18,6 @@ package webhooks
 
 import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
-	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	kubeflowv1 "github.com/seed-d8a409e9/training-operator/apis/kubeflow.org/v1"
@@ -42,14 +41,6 @@ var (
 	}
 )
 
-func setupMPIJobWebhook(mgr ctrl.Manager) error {
-	return setupJobWebhook(mgr, &kubeflowv1.MPIJob{}, &jobWebhook[*kubeflowv1.MPIJob]{
-		kind:        kubeflowv1.MPIJobKind,
-		setDefaults: kubeflowv1.SetDefaults_MPIJob,
-		validate:    ValidateMPIJob,
-	})
-}
-
 // ValidateMPIJob validates a defaulted MPIJob; old is nil on create. v1 had
 // no MPIJob webhook; these rules replace its in-controller checks: replica
 // types are Launcher and Worker, a Launcher with exactly 1 replica is
@@ -57,7 +48,7 @@ func setupMPIJobWebhook(mgr ctrl.Manager) error {
 // images and names, plus the rules shared by all kinds. The launcher pod is
 // <job>-launcher and the workers <job>-worker-<index>.
 func ValidateMPIJob(old, job *kubeflowv1.MPIJob) (field.ErrorList, admission.Warnings) {
-	return validateJob(old, job, validateMPIJob, func(j *kubeflowv1.MPIJob) *kubeflowv1.RunPolicy { return &j.Spec.RunPolicy })
+	return validateJob(old, job, validateMPIJob)
 }
 
 func validateMPIJob(job *kubeflowv1.MPIJob) (field.ErrorList, admission.Warnings) {

@@ -17,104 +17,11 @@ limitations under the License.
 package webhooks
 
 import (
-	"bytes"
-	"encoding/json"
-	"net/http"
-	"net/http/httptest"
-	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	"gomodules.xyz/jsonpatch/v2"
-	admissionv1 "k8s.io/api/admission/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 )
-
-// The defaulting patch of a job without replica specs must not write them
-// as null: the API server's schema validation would then answer
-// `Invalid value: "null": must be of type object` instead of v1's
-// `spec.<x>ReplicaSpecs: Required value`.
-func TestDefaultingPatchHasNoNulls(t *testing.T) {
-	mgr := newTestManager(t)
-	kinds := []string{"PyTorchJob", "TFJob", "MPIJob", "XGBoostJob", "PaddleJob", "JAXJob"}
-	if err := Setup(mgr, kinds); err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(mgr.GetWebhookServer().WebhookMux())
-	defer srv.Close()
-
-	for _, kind := range kinds {
-		for name, spec := range map[string]string{"empty spec": `,"spec":{}`, "no spec": ``} {
-			t.Run(kind+"/"+name, func(t *testing.T) {
-				raw := `{"apiVersion":"kubeflow.org/v1","kind":"` + kind + `","metadata":{"name":"j","namespace":"ns"}` + spec + `}`
-				body, err := json.Marshal(&admissionv1.AdmissionReview{
-					TypeMeta: metav1.TypeMeta{APIVersion: "admission.k8s.io/v1", Kind: "AdmissionReview"},
-					Request: &admissionv1.AdmissionRequest{
-						UID:       "uid-1",
-						Kind:      metav1.GroupVersionKind{Group: "kubeflow.org", Version: "v1", Kind: kind},
-						Resource:  metav1.GroupVersionResource{Group: "kubeflow.org", Version: "v1", Resource: strings.ToLower(kind) + "s"},
-						Name:      "j",
-						Namespace: "ns",
-						Operation: admissionv1.Create,
-						Object:    runtime.RawExtension{Raw: []byte(raw)},
-					},
-				})
-				if err != nil {
-					t.Fatal(err)
-				}
-				resp, err := http.Post(srv.URL+MutatingPath(kind), "application/json", bytes.NewReader(body))
-				if err != nil {
-					t.Fatal(err)
-				}
-				defer resp.Body.Close() //nolint:errcheck
-				var out admissionv1.AdmissionReview
-				if err := json.NewDecoder(resp.Body).Decode(&out); err != nil {
-					t.Fatal(err)
-				}
-				if !out.Response.Allowed {
-					t.Fatalf("defaulter denied: %+v", out.Response.Result)
-				}
-				var ops []map[string]any
-				if len(out.Response.Patch) > 0 {
-					if err := json.Unmarshal(out.Response.Patch, &ops); err != nil {
-						t.Fatal(err)
-					}
-				}
-				var nulls []string
-				for _, op := range ops {
-					if v, ok := op["value"]; ok {
-						nulls = append(nulls, nullPaths(op["path"].(string), v)...)
-					}
-				}
-				if diff := cmp.Diff([]string(nil), nulls); diff != "" {
-					t.Errorf("patch %s writes nulls (-want +got):\n%s", out.Response.Patch, diff)
-				}
-			})
-		}
-	}
-}
-
-// nullPaths lists the JSON pointers under path whose value is null.
-func nullPaths(path string, v any) []string {
-	switch v := v.(type) {
-	case nil:
-		return []string{path}
-	case map[string]any:
-		var out []string
-		for k, e := range v {
-			out = append(out, nullPaths(path+"/"+k, e)...)
-		}
-		return out
-	case []any:
-		var out []string
-		for _, e := range v {
-			out = append(out, nullPaths(path+"/-", e)...)
-		}
-		return out
-	}
-	return nil
-}
 
 func TestDropNulls(t *testing.T) {
 	op := func(operation, path string, value any) jsonpatch.JsonPatchOperation {

@@ -20,7 +20,6 @@ import (
 	"strconv"
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
-	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	kubeflowv1 "github.com/seed-d8a409e9/training-operator/apis/kubeflow.org/v1"
@@ -40,20 +39,12 @@ var (
 	}
 )
 
-func setupPaddleJobWebhook(mgr ctrl.Manager) error {
-	return setupJobWebhook(mgr, &kubeflowv1.PaddleJob{}, &jobWebhook[*kubeflowv1.PaddleJob]{
-		kind:        kubeflowv1.PaddleJobKind,
-		setDefaults: kubeflowv1.SetDefaults_PaddleJob,
-		validate:    ValidatePaddleJob,
-	})
-}
-
 // ValidatePaddleJob validates a defaulted PaddleJob; old is nil on create.
 // Besides the rules shared by all kinds, an elastic policy must have
 // minReplicas <= maxReplicas. Pods are named <job>-<type>-<index>, up to the
 // elastic maxReplicas for Workers.
 func ValidatePaddleJob(old, job *kubeflowv1.PaddleJob) (field.ErrorList, admission.Warnings) {
-	return validateJob(old, job, validatePaddleJob, func(j *kubeflowv1.PaddleJob) *kubeflowv1.RunPolicy { return &j.Spec.RunPolicy })
+	return validateJob(old, job, validatePaddleJob)
 }
 
 func validatePaddleJob(job *kubeflowv1.PaddleJob) (field.ErrorList, admission.Warnings) {

@@ -18,7 +18,6 @@ package webhooks
 
 import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
-	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	kubeflowv1 "github.com/seed-d8a409e9/training-operator/apis/kubeflow.org/v1"
@@ -51,14 +50,6 @@ var (
 	}
 )
 
-func setupPyTorchJobWebhook(mgr ctrl.Manager) error {
-	return setupJobWebhook(mgr, &kubeflowv1.PyTorchJob{}, &jobWebhook[*kubeflowv1.PyTorchJob]{
-		kind:        kubeflowv1.PyTorchJobKind,
-		setDefaults: kubeflowv1.SetDefaults_PyTorchJob,
-		validate:    ValidatePyTorchJob,
-	})
-}
-
 // ValidatePyTorchJob validates a defaulted PyTorchJob; old is nil on create.
 // Besides the rules shared by all kinds: a Master has exactly 1 replica,
 // Workers at least 1; an elastic job needs Workers and min <= max replicas;
@@ -66,7 +57,7 @@ func setupPyTorchJobWebhook(mgr ctrl.Manager) error {
 // combined with spec.nprocPerNode. Pods are named <job>-<type>-<index>, up
 // to the elastic maxReplicas for Workers.
 func ValidatePyTorchJob(old, job *kubeflowv1.PyTorchJob) (field.ErrorList, admission.Warnings) {
-	return validateJob(old, job, validatePyTorchJob, func(j *kubeflowv1.PyTorchJob) *kubeflowv1.RunPolicy { return &j.Spec.RunPolicy })
+	return validateJob(old, job, validatePyTorchJob)
 }
 
 func validatePyTorchJob(job *kubeflowv1.PyTorchJob) (field.ErrorList, admission.Warnings) {

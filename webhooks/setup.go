@@ -39,7 +39,9 @@ import (
 	"strings"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	kubeflowv1 "github.com/seed-d8a409e9/training-operator/apis/kubeflow.org/v1"
 )
@@ -56,21 +58,31 @@ const (
 	pathGroupVersion  = "kubeflow-org-v1"
 )
 
-// kind describes the webhooks of one job kind.
-type kind struct {
-	name     string // kind, e.g. PyTorchJob
-	resource string // plural resource, e.g. pytorchjobs
-	setup    func(mgr ctrl.Manager) error
+// Kind is the webhooks of one job kind; For builds it. The operator's
+// table of kinds (package kinds) holds one per kind and passes them to
+// Setup and WebhookConfigurations.
+type Kind struct {
+	// Info is the kind's constants (kind name, plural resource).
+	Info  kubeflowv1.KindInfo
+	setup func(mgr ctrl.Manager) error
 }
 
-// kinds lists the six job kinds in the operator's scheme order.
-var kinds = []kind{
-	{kubeflowv1.PyTorchJobKind, kubeflowv1.PyTorchJobPlural, setupPyTorchJobWebhook},
-	{kubeflowv1.TFJobKind, kubeflowv1.TFJobPlural, setupTFJobWebhook},
-	{kubeflowv1.MPIJobKind, kubeflowv1.MPIJobPlural, setupMPIJobWebhook},
-	{kubeflowv1.XGBoostJobKind, kubeflowv1.XGBoostJobPlural, setupXGBoostJobWebhook},
-	{kubeflowv1.PaddleJobKind, kubeflowv1.PaddleJobPlural, setupPaddleJobWebhook},
-	{kubeflowv1.JAXJobKind, kubeflowv1.JAXJobPlural, setupJAXJobWebhook},
+// For is the webhooks of the job kind P: a defaulting webhook that applies
+// the kind's defaults (kubeflowv1.Job.ApplyDefaults) and a validating
+// webhook that judges the defaulted object with validate (old is nil on
+// create), both at the v1 paths.
+func For[J any, P interface {
+	*J
+	kubeflowv1.Job
+}](validate func(old, new P) (field.ErrorList, admission.Warnings)) Kind {
+	info := P(new(J)).KindInfo()
+	return Kind{Info: info, setup: func(mgr ctrl.Manager) error {
+		return setupJobWebhook(mgr, P(new(J)), &jobWebhook[P]{
+			kind:        info.Kind,
+			setDefaults: P.ApplyDefaults,
+			validate:    validate,
+		})
+	}}
 }
 
 // ValidatingPath is the URL path of a kind's validating webhook, e.g.
@@ -98,32 +110,32 @@ func MutatingWebhookName(kind string) string {
 	return "defaulter." + strings.ToLower(kind) + webhookNameSuffix
 }
 
-// Setup registers the defaulting and validating webhooks of the enabled job
-// kinds with the manager's webhook server. Kind names are matched
-// case-insensitively; an unknown name is an error. Kinds that are not
-// enabled get no handler, and WebhookConfigurations leaves them out of the
-// installed configurations.
-func Setup(mgr ctrl.Manager, enabledSchemes []string) error {
-	enabled, err := enabledKinds(enabledSchemes)
+// Setup registers the defaulting and validating webhooks of the kinds of
+// all that are enabled with the manager's webhook server. Kind names are
+// matched case-insensitively; a name not in all is an error. Kinds that
+// are not enabled get no handler, and WebhookConfigurations leaves them out
+// of the installed configurations.
+func Setup(mgr ctrl.Manager, all []Kind, enabledSchemes []string) error {
+	enabled, err := enabledKinds(all, enabledSchemes)
 	if err != nil {
 		return err
 	}
 	for _, k := range enabled {
 		if err := k.setup(mgr); err != nil {
-			return fmt.Errorf("setting up the %s webhooks: %w", k.name, err)
+			return fmt.Errorf("setting up the %s webhooks: %w", k.Info.Kind, err)
 		}
 	}
 	return nil
 }
 
-// enabledKinds returns the kinds named in schemes, in the order of kinds.
-func enabledKinds(schemes []string) ([]kind, error) {
+// enabledKinds returns the kinds of all named in schemes, in the order of all.
+func enabledKinds(all []Kind, schemes []string) ([]Kind, error) {
 	want := map[string]bool{}
 	for _, s := range schemes {
 		found := false
-		for _, k := range kinds {
-			if strings.EqualFold(s, k.name) {
-				want[k.name], found = true, true
+		for _, k := range all {
+			if strings.EqualFold(s, k.Info.Kind) {
+				want[k.Info.Kind], found = true, true
 				break
 			}
 		}
@@ -131,9 +143,9 @@ func enabledKinds(schemes []string) ([]kind, error) {
 			return nil, fmt.Errorf("scheme %s is not supported yet", strings.ToLower(s))
 		}
 	}
-	var out []kind
-	for _, k := range kinds {
-		if want[k.name] {
+	var out []Kind
+	for _, k := range all {
+		if want[k.Info.Kind] {
 			out = append(out, k)
 		}
 	}
@@ -150,24 +162,24 @@ type Configurations struct {
 	// fills in the service (or URL) and CA bundle.
 	Mutating   []admissionregistrationv1.MutatingWebhook
 	Validating []admissionregistrationv1.ValidatingWebhook
-	// Managed lists the names of every webhook this package can serve,
-	// enabled or not: entries with these names that are not in Mutating or
+	// Managed lists the names of the webhooks of every kind, enabled or
+	// not: entries with these names that are not in Mutating or
 	// Validating are to be removed from the configurations.
 	Managed []string
 }
 
-// WebhookConfigurations returns the webhooks of the enabled kinds, with the
-// same settings as the kubebuilder markers that generate
+// WebhookConfigurations returns the webhooks of the kinds of all that are
+// enabled (an unknown name is an error, as in Setup), with the same settings as the kubebuilder markers that generate
 // config/webhook/manifests.yaml: failurePolicy Fail, sideEffects None,
 // admissionReviewVersions v1, operations CREATE and UPDATE on kubeflow.org/v1.
-func WebhookConfigurations(enabledSchemes []string) (*Configurations, error) {
-	enabled, err := enabledKinds(enabledSchemes)
+func WebhookConfigurations(all []Kind, enabledSchemes []string) (*Configurations, error) {
+	enabled, err := enabledKinds(all, enabledSchemes)
 	if err != nil {
 		return nil, err
 	}
 	out := &Configurations{MutatingName: MutatingWebhookConfigurationName, ValidatingName: ValidatingWebhookConfigurationName}
-	for _, k := range kinds {
-		out.Managed = append(out.Managed, MutatingWebhookName(k.name), ValidatingWebhookName(k.name))
+	for _, k := range all {
+		out.Managed = append(out.Managed, MutatingWebhookName(k.Info.Kind), ValidatingWebhookName(k.Info.Kind))
 	}
 	fail := admissionregistrationv1.Fail
 	none := admissionregistrationv1.SideEffectClassNone
@@ -177,12 +189,12 @@ func WebhookConfigurations(enabledSchemes []string) (*Configurations, error) {
 			Rule: admissionregistrationv1.Rule{
 				APIGroups:   []string{kubeflowv1.GroupVersion.Group},
 				APIVersions: []string{kubeflowv1.GroupVersion.Version},
-				Resources:   []string{k.resource},
+				Resources:   []string{k.Info.Plural},
 			},
 		}}
-		mpath, vpath := MutatingPath(k.name), ValidatingPath(k.name)
+		mpath, vpath := MutatingPath(k.Info.Kind), ValidatingPath(k.Info.Kind)
 		out.Mutating = append(out.Mutating, admissionregistrationv1.MutatingWebhook{
-			Name:                    MutatingWebhookName(k.name),
+			Name:                    MutatingWebhookName(k.Info.Kind),
 			ClientConfig:            admissionregistrationv1.WebhookClientConfig{Service: &admissionregistrationv1.ServiceReference{Path: &mpath}},
 			Rules:                   rules,
 			FailurePolicy:           &fail,
@@ -190,7 +202,7 @@ func WebhookConfigurations(enabledSchemes []string) (*Configurations, error) {
 			AdmissionReviewVersions: []string{"v1"},
 		})
 		out.Validating = append(out.Validating, admissionregistrationv1.ValidatingWebhook{
-			Name:                    ValidatingWebhookName(k.name),
+			Name:                    ValidatingWebhookName(k.Info.Kind),
 			ClientConfig:            admissionregistrationv1.WebhookClientConfig{Service: &admissionregistrationv1.ServiceReference{Path: &vpath}},
 			Rules:                   rules,
 			FailurePolicy:           &fail,

@@ -18,7 +18,6 @@ package webhooks
 
 import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
-	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	kubeflowv1 "github.com/seed-d8a409e9/training-operator/apis/kubeflow.org/v1"
@@ -40,21 +39,13 @@ var (
 	}
 )
 
-func setupTFJobWebhook(mgr ctrl.Manager) error {
-	return setupJobWebhook(mgr, &kubeflowv1.TFJob{}, &jobWebhook[*kubeflowv1.TFJob]{
-		kind:        kubeflowv1.TFJobKind,
-		setDefaults: kubeflowv1.SetDefaults_TFJob,
-		validate:    ValidateTFJob,
-	})
-}
-
 // ValidateTFJob validates a defaulted TFJob; old is nil on create. Besides
 // the rules shared by all kinds, replica types must be PS, Worker, Chief,
 // Master or Evaluator (checked after defaulting normalized their case, so
 // "worker" is fine but "worker" next to "Worker" is not), and there is at
 // most one Chief or Master.
 func ValidateTFJob(old, job *kubeflowv1.TFJob) (field.ErrorList, admission.Warnings) {
-	return validateJob(old, job, validateTFJob, func(j *kubeflowv1.TFJob) *kubeflowv1.RunPolicy { return &j.Spec.RunPolicy })
+	return validateJob(old, job, validateTFJob)
 }
 
 func validateTFJob(job *kubeflowv1.TFJob) (field.ErrorList, admission.Warnings) {

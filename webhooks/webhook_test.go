@@ -24,15 +24,12 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	admissionv1 "k8s.io/api/admission/v1"
-	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -43,7 +40,6 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
-	"sigs.k8s.io/yaml"
 
 	kubeflowv1 "github.com/seed-d8a409e9/training-operator/apis/kubeflow.org/v1"
 )
@@ -171,29 +167,11 @@ func registered(mgr ctrl.Manager, path string) bool {
 	return pattern == path
 }
 
-func TestSetupRegistersEnabledKinds(t *testing.T) {
-	mgr := newTestManager(t)
-	if err := Setup(mgr, []string{"pytorchjob", "MPIJob"}); err != nil {
-		t.Fatal(err)
-	}
-	for _, k := range kinds {
-		want := k.name == kubeflowv1.PyTorchJobKind || k.name == kubeflowv1.MPIJobKind
-		for _, path := range []string{MutatingPath(k.name), ValidatingPath(k.name)} {
-			if got := registered(mgr, path); got != want {
-				t.Errorf("%s registered = %v, want %v", path, got, want)
-			}
-		}
-	}
-	if err := Setup(newTestManager(t), []string{"PyTorchJob", "FooJob"}); err == nil || err.Error() != "scheme foojob is not supported yet" {
-		t.Errorf("Setup with an unknown scheme: %v", err)
-	}
-}
-
 // TestServeAdmissionReview sends AdmissionReviews through the registered
 // handlers, as the API server does.
 func TestServeAdmissionReview(t *testing.T) {
 	mgr := newTestManager(t)
-	if err := Setup(mgr, []string{"PyTorchJob"}); err != nil {
+	if err := Setup(mgr, []Kind{For(ValidatePyTorchJob)}, []string{"PyTorchJob"}); err != nil {
 		t.Fatal(err)
 	}
 	srv := httptest.NewServer(mgr.GetWebhookServer().WebhookMux())
@@ -271,85 +249,6 @@ func TestServeAdmissionReview(t *testing.T) {
 	if denied.Allowed || denied.Result == nil || denied.Result.Code != http.StatusUnprocessableEntity ||
 		denied.Result.Message != "spec.pytorchReplicaSpecs[Master].replicas: Forbidden: must be 1" {
 		t.Errorf("validator response %+v, want a 422 with the field error", denied.Result)
-	}
-}
-
-// TestWebhookConfigurationsMatchManifests checks that the webhooks described
-// in code are those controller-gen generates from the markers.
-func TestWebhookConfigurationsMatchManifests(t *testing.T) {
-	data, err := os.ReadFile(filepath.Join("..", "config", "webhook", "manifests.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var mutating admissionregistrationv1.MutatingWebhookConfiguration
-	var validating admissionregistrationv1.ValidatingWebhookConfiguration
-	for _, doc := range strings.Split(string(data), "\n---\n") {
-		var tm metav1.TypeMeta
-		if err := yaml.Unmarshal([]byte(doc), &tm); err != nil {
-			t.Fatal(err)
-		}
-		switch tm.Kind {
-		case "MutatingWebhookConfiguration":
-			err = yaml.UnmarshalStrict([]byte(doc), &mutating)
-		case "ValidatingWebhookConfiguration":
-			err = yaml.UnmarshalStrict([]byte(doc), &validating)
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
-	// The generated service is a placeholder that kustomize replaces.
-	for i := range mutating.Webhooks {
-		mutating.Webhooks[i].ClientConfig.Service.Name, mutating.Webhooks[i].ClientConfig.Service.Namespace = "", ""
-	}
-	for i := range validating.Webhooks {
-		validating.Webhooks[i].ClientConfig.Service.Name, validating.Webhooks[i].ClientConfig.Service.Namespace = "", ""
-	}
-	all := make([]string, 0, len(kinds))
-	for _, k := range kinds {
-		all = append(all, k.name)
-	}
-	got, err := WebhookConfigurations(all)
-	if err != nil {
-		t.Fatal(err)
-	}
-	byName := func(a, b string) int { return strings.Compare(a, b) }
-	slices.SortFunc(got.Mutating, func(a, b admissionregistrationv1.MutatingWebhook) int { return byName(a.Name, b.Name) })
-	slices.SortFunc(got.Validating, func(a, b admissionregistrationv1.ValidatingWebhook) int { return byName(a.Name, b.Name) })
-	if diff := cmp.Diff(mutating.Webhooks, got.Mutating); diff != "" {
-		t.Errorf("mutating webhooks (-manifests.yaml +code):\n%s", diff)
-	}
-	if diff := cmp.Diff(validating.Webhooks, got.Validating); diff != "" {
-		t.Errorf("validating webhooks (-manifests.yaml +code):\n%s", diff)
-	}
-	if len(got.Managed) != 12 {
-		t.Errorf("managed webhooks %v, want 12", got.Managed)
-	}
-}
-
-func TestWebhookConfigurationsOnlyEnabledKinds(t *testing.T) {
-	got, err := WebhookConfigurations([]string{"tfjob", "JAXJob"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var names []string
-	for _, w := range got.Mutating {
-		names = append(names, w.Name+" "+*w.ClientConfig.Service.Path)
-	}
-	for _, w := range got.Validating {
-		names = append(names, w.Name+" "+*w.ClientConfig.Service.Path)
-	}
-	want := []string{
-		"defaulter.tfjob.training-operator.kubeflow.org /mutate-kubeflow-org-v1-tfjob",
-		"defaulter.jaxjob.training-operator.kubeflow.org /mutate-kubeflow-org-v1-jaxjob",
-		"validator.tfjob.training-operator.kubeflow.org /validate-kubeflow-org-v1-tfjob",
-		"validator.jaxjob.training-operator.kubeflow.org /validate-kubeflow-org-v1-jaxjob",
-	}
-	if diff := cmp.Diff(want, names); diff != "" {
-		t.Errorf("webhooks (-want +got):\n%s", diff)
-	}
-	if got.MutatingName != "defaulter.training-operator.kubeflow.org" || got.ValidatingName != "validator.training-operator.kubeflow.org" {
-		t.Errorf("configuration names %q, %q", got.MutatingName, got.ValidatingName)
 	}
 }
 

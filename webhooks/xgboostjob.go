@@ -18,7 +18,6 @@ package webhooks
 
 import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
-	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	kubeflowv1 "github.com/seed-d8a409e9/training-operator/apis/kubeflow.org/v1"
@@ -43,19 +42,11 @@ var (
 	}
 )
 
-func setupXGBoostJobWebhook(mgr ctrl.Manager) error {
-	return setupJobWebhook(mgr, &kubeflowv1.XGBoostJob{}, &jobWebhook[*kubeflowv1.XGBoostJob]{
-		kind:        kubeflowv1.XGBoostJobKind,
-		setDefaults: kubeflowv1.SetDefaults_XGBoostJob,
-		validate:    ValidateXGBoostJob,
-	})
-}
-
 // ValidateXGBoostJob validates a defaulted XGBoostJob; old is nil on
 // create. Besides the rules shared by all kinds, a Master is required and
 // has exactly 1 replica.
 func ValidateXGBoostJob(old, job *kubeflowv1.XGBoostJob) (field.ErrorList, admission.Warnings) {
-	return validateJob(old, job, validateXGBoostJob, func(j *kubeflowv1.XGBoostJob) *kubeflowv1.RunPolicy { return &j.Spec.RunPolicy })
+	return validateJob(old, job, validateXGBoostJob)
 }
 
 func validateXGBoostJob(job *kubeflowv1.XGBoostJob) (field.ErrorList, admission.Warnings) {

@@ -28,19 +28,14 @@ type Framework struct {
 	engine.JobKind[kubeflowv1.JAXJob, *kubeflowv1.JAXJob]
 }
 
-var (
-	_ engine.Framework       = (*Framework)(nil)
-	_ engine.JobDeleteEvents = (*Framework)(nil)
-)
+var _ engine.Framework = (*Framework)(nil)
 
 // New builds the adapter.
 func New(Options) *Framework { return &Framework{} }
 
-func job(obj client.Object) *kubeflowv1.JAXJob { return obj.(*kubeflowv1.JAXJob) }
-
 // ReplicaTypes implements engine.Framework: Worker is the only type.
-func (*Framework) ReplicaTypes(obj client.Object) []kubeflowv1.ReplicaType {
-	if _, ok := job(obj).Spec.JAXReplicaSpecs[kubeflowv1.JAXJobReplicaTypeWorker]; ok {
+func (f *Framework) ReplicaTypes(obj client.Object) []kubeflowv1.ReplicaType {
+	if _, ok := f.Job(obj).Spec.JAXReplicaSpecs[kubeflowv1.JAXJobReplicaTypeWorker]; ok {
 		return []kubeflowv1.ReplicaType{kubeflowv1.JAXJobReplicaTypeWorker}
 	}
 	return nil
@@ -52,8 +47,8 @@ func (*Framework) IsMasterRole(_ client.Object, _ kubeflowv1.ReplicaType, index 
 }
 
 // DecoratePod implements engine.Framework: the same env in every container.
-func (*Framework) DecoratePod(obj client.Object, _ kubeflowv1.ReplicaType, index int, pod *corev1.Pod) error {
-	env, err := envVars(job(obj), index)
+func (f *Framework) DecoratePod(obj client.Object, _ kubeflowv1.ReplicaType, index int, pod *corev1.Pod) error {
+	env, err := envVars(f.Job(obj), index)
 	if err != nil {
 		return err
 	}
@@ -64,8 +59,8 @@ func (*Framework) DecoratePod(obj client.Object, _ kubeflowv1.ReplicaType, index
 }
 
 // Evaluate implements engine.Framework with v1's JAX rule: all workers.
-func (*Framework) Evaluate(obj client.Object, v engine.ReplicaView) engine.Verdict {
-	j := job(obj)
+func (f *Framework) Evaluate(obj client.Object, v engine.ReplicaView) engine.Verdict {
+	j := f.Job(obj)
 	verdict := engine.Verdict{
 		RunningMessage:   fmt.Sprintf("JAXJob %s/%s is running.", j.Namespace, j.Name),
 		SucceededMessage: fmt.Sprintf("JAXJob %s/%s successfully completed.", j.Namespace, j.Name),
@@ -111,6 +106,8 @@ func coordinatorPort(j *kubeflowv1.JAXJob) (int32, error) {
 	}
 	return 0, errPortNotExposed
 }
+
+var _ engine.JobDeleteEvents = (*Framework)(nil)
 
 // JobDeleteReasons implements engine.JobDeleteEvents: v1's JAX controller
 // announced a TTL deletion with the pod reasons ("Deleted job: <name>").

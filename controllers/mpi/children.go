@@ -15,6 +15,8 @@ import (
 	"github.com/seed-d8a409e9/training-operator/controllers/engine"
 )
 
+var _ engine.ExtraChildren = (*Framework)(nil)
+
 // ExtraTypes implements engine.ExtraChildren: the launcher's ConfigMap,
 // ServiceAccount, Role and RoleBinding are watched, so drift is repaired. A
 // suspended or finished job keeps them, as in v1: they hold no resources
@@ -33,8 +35,8 @@ func (*Framework) ExtraTypes() []engine.ExtraType {
 // which the engine makes before it creates pods. <job>-launcher must be
 // the job's; a ServiceAccount the user named in the launcher template is
 // used as it is, and created (owned by the job) when missing, as v1 does.
-func (*Framework) DesiredChildren(obj client.Object, pods []*corev1.Pod) []engine.DesiredChild {
-	j := job(obj)
+func (f *Framework) DesiredChildren(obj client.Object, pods []*corev1.Pod) []engine.DesiredChild {
+	j := f.Job(obj)
 	sa := launcherServiceAccountName(j)
 	return []engine.DesiredChild{
 		{Object: desiredServiceAccount(j, sa), UseExisting: sa != kubeflowv1.MPIJobLauncherName(j.Name)},

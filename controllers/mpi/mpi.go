@@ -56,13 +56,7 @@ type Framework struct {
 	opts Options
 }
 
-var (
-	_ engine.Framework       = (*Framework)(nil)
-	_ engine.ExtraChildren   = (*Framework)(nil)
-	_ engine.ServiceLess     = (*Framework)(nil)
-	_ engine.ReplicaNamer    = (*Framework)(nil)
-	_ engine.OrderedCreation = (*Framework)(nil)
-)
+var _ engine.Framework = (*Framework)(nil)
 
 // New builds the adapter.
 func New(opts Options) *Framework {
@@ -72,14 +66,12 @@ func New(opts Options) *Framework {
 	return &Framework{opts: opts}
 }
 
-func job(obj client.Object) *kubeflowv1.MPIJob { return obj.(*kubeflowv1.MPIJob) }
-
 // RunPolicy implements engine.Framework. It is a copy whose cleanPodPolicy
 // is the effective one (runPolicy's, else the deprecated
 // spec.cleanPodPolicy), read at use time so that an update of either field
 // takes effect, as in v1.
-func (*Framework) RunPolicy(obj client.Object) *kubeflowv1.RunPolicy {
-	j := job(obj)
+func (f *Framework) RunPolicy(obj client.Object) *kubeflowv1.RunPolicy {
+	j := f.Job(obj)
 	rp := j.Spec.RunPolicy
 	p := kubeflowv1.EffectiveCleanPodPolicy(j)
 	rp.CleanPodPolicy = &p
@@ -90,20 +82,26 @@ func (*Framework) RunPolicy(obj client.Object) *kubeflowv1.RunPolicy {
 // launcher is created after them. The Launcher is always listed: a job
 // without one cannot run, and the engine fails it as invalid instead of
 // running workers nobody drives.
-func (*Framework) ReplicaTypes(obj client.Object) []kubeflowv1.ReplicaType {
+func (f *Framework) ReplicaTypes(obj client.Object) []kubeflowv1.ReplicaType {
 	var out []kubeflowv1.ReplicaType
-	if _, ok := job(obj).Spec.MPIReplicaSpecs[kubeflowv1.MPIJobReplicaTypeWorker]; ok {
+	if _, ok := f.Job(obj).Spec.MPIReplicaSpecs[kubeflowv1.MPIJobReplicaTypeWorker]; ok {
 		out = append(out, kubeflowv1.MPIJobReplicaTypeWorker)
 	}
 	return append(out, kubeflowv1.MPIJobReplicaTypeLauncher)
 }
 
+var _ engine.ServiceLess = (*Framework)(nil)
+
 // NeedsServices implements engine.ServiceLess: MPI peers talk through kubectl exec.
 func (*Framework) NeedsServices() bool { return false }
+
+var _ engine.OrderedCreation = (*Framework)(nil)
 
 // CreateInOrder implements engine.OrderedCreation: the launcher starts mpirun
 // at once, so its workers must exist first.
 func (*Framework) CreateInOrder() bool { return true }
+
+var _ engine.ReplicaNamer = (*Framework)(nil)
 
 // ReplicaName implements engine.ReplicaNamer: <job>-launcher and <job>-worker-<i>.
 func (*Framework) ReplicaName(obj client.Object, rt kubeflowv1.ReplicaType, index int) string {
@@ -161,7 +159,7 @@ func isGPULauncher(j *kubeflowv1.MPIJob) bool {
 
 // DecoratePod implements engine.Framework.
 func (f *Framework) DecoratePod(obj client.Object, rt kubeflowv1.ReplicaType, _ int, pod *corev1.Pod) error {
-	j := job(obj)
+	j := f.Job(obj)
 	c := mainContainer(&pod.Spec, j.Spec.MainContainer)
 	if c == nil {
 		return fmt.Errorf("MPIJob %s: %s template has no containers", j.Name, rt)
@@ -266,8 +264,8 @@ func mode(m int32) *int32 { return &m }
 
 // Evaluate implements engine.Framework with v1's MPI rule: the launcher
 // decides. Failures (reason MPIJobFailed) come from the engine's restart rule.
-func (*Framework) Evaluate(obj client.Object, v engine.ReplicaView) engine.Verdict {
-	j := job(obj)
+func (f *Framework) Evaluate(obj client.Object, v engine.ReplicaView) engine.Verdict {
+	j := f.Job(obj)
 	spec, st := v.Specs[kubeflowv1.MPIJobReplicaTypeLauncher], v.Statuses[kubeflowv1.MPIJobReplicaTypeLauncher]
 	if spec == nil || st == nil {
 		return engine.Verdict{}

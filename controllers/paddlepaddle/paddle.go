@@ -24,20 +24,14 @@ type Framework struct {
 	engine.JobKind[kubeflowv1.PaddleJob, *kubeflowv1.PaddleJob]
 }
 
-var (
-	_ engine.Framework       = (*Framework)(nil)
-	_ engine.Autoscaled      = (*Framework)(nil)
-	_ engine.JobDeleteEvents = (*Framework)(nil)
-)
+var _ engine.Framework = (*Framework)(nil)
 
 // New builds the adapter.
 func New(Options) *Framework { return &Framework{} }
 
-func job(obj client.Object) *kubeflowv1.PaddleJob { return obj.(*kubeflowv1.PaddleJob) }
-
 // ReplicaTypes implements engine.Framework: Master before Worker.
-func (*Framework) ReplicaTypes(obj client.Object) []kubeflowv1.ReplicaType {
-	return engine.PresentTypes(job(obj).Spec.PaddleReplicaSpecs, kubeflowv1.PaddleJobReplicaTypeMaster, kubeflowv1.PaddleJobReplicaTypeWorker)
+func (f *Framework) ReplicaTypes(obj client.Object) []kubeflowv1.ReplicaType {
+	return engine.PresentTypes(f.Job(obj).Spec.PaddleReplicaSpecs, kubeflowv1.PaddleJobReplicaTypeMaster, kubeflowv1.PaddleJobReplicaTypeWorker)
 }
 
 // IsMasterRole implements engine.Framework: every Master pod; none in
@@ -47,8 +41,8 @@ func (*Framework) IsMasterRole(_ client.Object, rt kubeflowv1.ReplicaType, _ int
 }
 
 // DecoratePod implements engine.Framework: the same env in every container.
-func (*Framework) DecoratePod(obj client.Object, rt kubeflowv1.ReplicaType, index int, pod *corev1.Pod) error {
-	env := envVars(job(obj), rt, index)
+func (f *Framework) DecoratePod(obj client.Object, rt kubeflowv1.ReplicaType, index int, pod *corev1.Pod) error {
+	env := envVars(f.Job(obj), rt, index)
 	for i := range pod.Spec.Containers {
 		pod.Spec.Containers[i].Env = append(pod.Spec.Containers[i].Env, env...)
 	}
@@ -57,8 +51,8 @@ func (*Framework) DecoratePod(obj client.Object, rt kubeflowv1.ReplicaType, inde
 
 // Evaluate implements engine.Framework with v1's Paddle rule: the Master
 // decides; without one, all workers must succeed (no elastic shortcut).
-func (*Framework) Evaluate(obj client.Object, v engine.ReplicaView) engine.Verdict {
-	j := job(obj)
+func (f *Framework) Evaluate(obj client.Object, v engine.ReplicaView) engine.Verdict {
+	j := f.Job(obj)
 	if spec, ok := v.Specs[kubeflowv1.PaddleJobReplicaTypeMaster]; ok {
 		st := status(v, kubeflowv1.PaddleJobReplicaTypeMaster)
 		return engine.Verdict{
@@ -88,6 +82,8 @@ func status(v engine.ReplicaView, rt kubeflowv1.ReplicaType) *kubeflowv1.Replica
 	}
 	return &kubeflowv1.ReplicaStatus{}
 }
+
+var _ engine.JobDeleteEvents = (*Framework)(nil)
 
 // JobDeleteReasons implements engine.JobDeleteEvents: v1's Paddle controller
 // announced a TTL deletion with the pod reasons ("Deleted job: <name>").

@@ -3,12 +3,16 @@ package pytorch
 import (
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/seed-d8a409e9/training-operator/controllers/engine"
 )
+
+var _ engine.Autoscaled = (*Framework)(nil)
 
 // Autoscaling implements engine.Autoscaled: elastic jobs with metrics get an
 // HPA over their Worker replicas.
-func (*Framework) Autoscaling(obj client.Object) (*int32, int32, []autoscalingv2.MetricSpec, bool) {
-	spec := &job(obj).Spec
+func (f *Framework) Autoscaling(obj client.Object) (*int32, int32, []autoscalingv2.MetricSpec, bool) {
+	spec := &f.Job(obj).Spec
 	// The effective bounds: unset ones follow Worker.replicas.
 	minR, maxR, ok := spec.ElasticReplicas()
 	if !ok || len(spec.ElasticPolicy.Metrics) == 0 {

@@ -34,11 +34,7 @@ type Framework struct {
 	init *initContainerRenderer
 }
 
-var (
-	_ engine.Framework       = (*Framework)(nil)
-	_ engine.Autoscaled      = (*Framework)(nil)
-	_ engine.JobDeleteEvents = (*Framework)(nil)
-)
+var _ engine.Framework = (*Framework)(nil)
 
 // New builds the adapter; it fails on an unparsable init container template.
 func New(opts Options) (*Framework, error) {
@@ -55,16 +51,14 @@ func New(opts Options) (*Framework, error) {
 	return &Framework{opts: opts, init: r}, nil
 }
 
-func job(obj client.Object) *kubeflowv1.PyTorchJob { return obj.(*kubeflowv1.PyTorchJob) }
-
 // ReplicaTypes implements engine.Framework: Master before Worker.
-func (*Framework) ReplicaTypes(obj client.Object) []kubeflowv1.ReplicaType {
-	return engine.PresentTypes(job(obj).Spec.PyTorchReplicaSpecs, kubeflowv1.PyTorchJobReplicaTypeMaster, kubeflowv1.PyTorchJobReplicaTypeWorker)
+func (f *Framework) ReplicaTypes(obj client.Object) []kubeflowv1.ReplicaType {
+	return engine.PresentTypes(f.Job(obj).Spec.PyTorchReplicaSpecs, kubeflowv1.PyTorchJobReplicaTypeMaster, kubeflowv1.PyTorchJobReplicaTypeWorker)
 }
 
 // IsMasterRole implements engine.Framework: the Master, or worker 0 without one.
-func (*Framework) IsMasterRole(obj client.Object, rt kubeflowv1.ReplicaType, index int) bool {
-	if _, ok := job(obj).Spec.PyTorchReplicaSpecs[kubeflowv1.PyTorchJobReplicaTypeMaster]; ok {
+func (f *Framework) IsMasterRole(obj client.Object, rt kubeflowv1.ReplicaType, index int) bool {
+	if _, ok := f.Job(obj).Spec.PyTorchReplicaSpecs[kubeflowv1.PyTorchJobReplicaTypeMaster]; ok {
 		return rt == kubeflowv1.PyTorchJobReplicaTypeMaster
 	}
 	return rt == kubeflowv1.PyTorchJobReplicaTypeWorker && index == 0
@@ -73,7 +67,7 @@ func (*Framework) IsMasterRole(obj client.Object, rt kubeflowv1.ReplicaType, ind
 // DecoratePod implements engine.Framework: env in every container and the
 // wait-for-master init container on workers.
 func (f *Framework) DecoratePod(obj client.Object, rt kubeflowv1.ReplicaType, index int, pod *corev1.Pod) error {
-	j := job(obj)
+	j := f.Job(obj)
 	env, err := envVars(j, rt, index)
 	if err != nil {
 		return err
@@ -102,8 +96,8 @@ func (f *Framework) DecoratePod(obj client.Object, rt kubeflowv1.ReplicaType, in
 
 // Evaluate implements engine.Framework with v1's PyTorch rule: the Master
 // decides; without one, all workers (or any worker of an elastic job).
-func (*Framework) Evaluate(obj client.Object, v engine.ReplicaView) engine.Verdict {
-	j := job(obj)
+func (f *Framework) Evaluate(obj client.Object, v engine.ReplicaView) engine.Verdict {
+	j := f.Job(obj)
 	if spec, ok := v.Specs[kubeflowv1.PyTorchJobReplicaTypeMaster]; ok {
 		st := v.Statuses[kubeflowv1.PyTorchJobReplicaTypeMaster]
 		return engine.Verdict{
@@ -125,6 +119,8 @@ func (*Framework) Evaluate(obj client.Object, v engine.ReplicaView) engine.Verdi
 		SucceededMessage: fmt.Sprintf("PyTorchJob %s/%s successfully completed.", j.Namespace, j.Name),
 	}
 }
+
+var _ engine.JobDeleteEvents = (*Framework)(nil)
 
 // JobDeleteReasons implements engine.JobDeleteEvents: v1's PyTorch controller
 // announced a TTL deletion with the pod reasons ("Deleted job: <name>").

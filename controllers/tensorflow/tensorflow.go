@@ -35,16 +35,10 @@ type Framework struct {
 	opts Options
 }
 
-var (
-	_ engine.Framework        = (*Framework)(nil)
-	_ engine.FailureWording   = (*Framework)(nil)
-	_ engine.FailureTolerance = (*Framework)(nil)
-)
+var _ engine.Framework = (*Framework)(nil)
 
 // New builds the adapter.
 func New(opts Options) *Framework { return &Framework{opts: opts} }
-
-func job(obj client.Object) *kubeflowv1.TFJob { return obj.(*kubeflowv1.TFJob) }
 
 // replicaOrder is the order pods are made in: Chief, Master, PS, Worker, Evaluator.
 var replicaOrder = []kubeflowv1.ReplicaType{
@@ -57,8 +51,8 @@ var replicaOrder = []kubeflowv1.ReplicaType{
 
 // ReplicaTypes implements engine.Framework: Chief, Master, PS, Worker,
 // Evaluator, those present only.
-func (*Framework) ReplicaTypes(obj client.Object) []kubeflowv1.ReplicaType {
-	return engine.PresentTypes(job(obj).Spec.TFReplicaSpecs, replicaOrder...)
+func (f *Framework) ReplicaTypes(obj client.Object) []kubeflowv1.ReplicaType {
+	return engine.PresentTypes(f.Job(obj).Spec.TFReplicaSpecs, replicaOrder...)
 }
 
 // hasChiefOrMaster reports whether the job has a Chief or Master spec.
@@ -70,8 +64,8 @@ func hasChiefOrMaster(specs map[kubeflowv1.ReplicaType]*kubeflowv1.ReplicaSpec) 
 
 // IsMasterRole implements engine.Framework: Chief/Master pods, or worker 0
 // when the job has neither.
-func (*Framework) IsMasterRole(obj client.Object, rt kubeflowv1.ReplicaType, index int) bool {
-	if hasChiefOrMaster(job(obj).Spec.TFReplicaSpecs) {
+func (f *Framework) IsMasterRole(obj client.Object, rt kubeflowv1.ReplicaType, index int) bool {
+	if hasChiefOrMaster(f.Job(obj).Spec.TFReplicaSpecs) {
 		return kubeflowv1.IsChiefOrMaster(rt)
 	}
 	return rt == kubeflowv1.TFJobReplicaTypeWorker && index == 0
@@ -80,7 +74,7 @@ func (*Framework) IsMasterRole(obj client.Object, rt kubeflowv1.ReplicaType, ind
 // DecoratePod implements engine.Framework: TF_CONFIG on the first container
 // named tensorflow, for distributed jobs only. No other env is added.
 func (f *Framework) DecoratePod(obj client.Object, rt kubeflowv1.ReplicaType, index int, pod *corev1.Pod) error {
-	j := job(obj)
+	j := f.Job(obj)
 	if !isDistributed(j) {
 		return nil
 	}
@@ -98,23 +92,27 @@ func (f *Framework) DecoratePod(obj client.Object, rt kubeflowv1.ReplicaType, in
 	return nil
 }
 
+var _ engine.FailureWording = (*Framework)(nil)
+
 // FailedMessage implements engine.FailureWording: v1's TF controller says
 // "<ns>/<name> has failed" where the others say "<name> is failed".
 func (*Framework) FailedMessage(obj client.Object, failedReplicas string) string {
 	return fmt.Sprintf("TFJob %s/%s has failed because %s replica(s) failed", obj.GetNamespace(), obj.GetName(), failedReplicas)
 }
 
+var _ engine.FailureTolerance = (*Framework)(nil)
+
 // ToleratesFailure implements engine.FailureTolerance: with
 // enableDynamicWorker, workers join and leave, and v1 ignores a failed one.
-func (*Framework) ToleratesFailure(obj client.Object, rt kubeflowv1.ReplicaType) bool {
-	return rt == kubeflowv1.TFJobReplicaTypeWorker && job(obj).Spec.EnableDynamicWorker
+func (f *Framework) ToleratesFailure(obj client.Object, rt kubeflowv1.ReplicaType) bool {
+	return rt == kubeflowv1.TFJobReplicaTypeWorker && f.Job(obj).Spec.EnableDynamicWorker
 }
 
 // Evaluate implements engine.Framework with v1's TF rule: with a Chief or
 // Master, it decides; otherwise the workers do, and by default worker 0
 // finishing cleanly is enough (successPolicy AllWorkers waits for all).
-func (*Framework) Evaluate(obj client.Object, v engine.ReplicaView) engine.Verdict {
-	j := job(obj)
+func (f *Framework) Evaluate(obj client.Object, v engine.ReplicaView) engine.Verdict {
+	j := f.Job(obj)
 	verdict := engine.Verdict{
 		RunningMessage:   fmt.Sprintf("TFJob %s/%s is running.", j.Namespace, j.Name),
 		SucceededMessage: fmt.Sprintf("TFJob %s/%s successfully completed.", j.Namespace, j.Name),

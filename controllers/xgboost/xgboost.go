@@ -30,11 +30,9 @@ var _ engine.Framework = (*Framework)(nil)
 // New builds the adapter.
 func New(Options) *Framework { return &Framework{} }
 
-func job(obj client.Object) *kubeflowv1.XGBoostJob { return obj.(*kubeflowv1.XGBoostJob) }
-
 // ReplicaTypes implements engine.Framework: Master before Worker.
-func (*Framework) ReplicaTypes(obj client.Object) []kubeflowv1.ReplicaType {
-	return engine.PresentTypes(job(obj).Spec.XGBReplicaSpecs, kubeflowv1.XGBoostJobReplicaTypeMaster, kubeflowv1.XGBoostJobReplicaTypeWorker)
+func (f *Framework) ReplicaTypes(obj client.Object) []kubeflowv1.ReplicaType {
+	return engine.PresentTypes(f.Job(obj).Spec.XGBReplicaSpecs, kubeflowv1.XGBoostJobReplicaTypeMaster, kubeflowv1.XGBoostJobReplicaTypeWorker)
 }
 
 // IsMasterRole implements engine.Framework: the Master pods.
@@ -43,8 +41,8 @@ func (*Framework) IsMasterRole(_ client.Object, rt kubeflowv1.ReplicaType, _ int
 }
 
 // DecoratePod implements engine.Framework: the same env in every container.
-func (*Framework) DecoratePod(obj client.Object, rt kubeflowv1.ReplicaType, index int, pod *corev1.Pod) error {
-	env, err := envVars(job(obj), rt, index)
+func (f *Framework) DecoratePod(obj client.Object, rt kubeflowv1.ReplicaType, index int, pod *corev1.Pod) error {
+	env, err := envVars(f.Job(obj), rt, index)
 	if err != nil {
 		return err
 	}
@@ -57,8 +55,8 @@ func (*Framework) DecoratePod(obj client.Object, rt kubeflowv1.ReplicaType, inde
 // Evaluate implements engine.Framework with v1's rule: the Master decides.
 // A finished Master also reads as running, so that a job whose Master ended
 // between two passes records Running before Succeeded, as v1 does.
-func (*Framework) Evaluate(obj client.Object, v engine.ReplicaView) engine.Verdict {
-	j := job(obj)
+func (f *Framework) Evaluate(obj client.Object, v engine.ReplicaView) engine.Verdict {
+	j := f.Job(obj)
 	verdict := engine.Verdict{
 		RunningMessage:   fmt.Sprintf("XGBoostJob %s is running.", j.Name),
 		SucceededMessage: fmt.Sprintf("XGBoostJob %s is successfully completed.", j.Name),

@@ -28,13 +28,11 @@ import (
 
 	kubeflowv1 "github.com/seed-d8a409e9/training-operator/apis/kubeflow.org/v1"
 	"github.com/seed-d8a409e9/training-operator/e2e/cluster"
+	"github.com/seed-d8a409e9/training-operator/kinds"
 )
 
-// allKinds are the six job kinds, for artifact dumps.
-var allKinds = []string{
-	kubeflowv1.PyTorchJobKind, kubeflowv1.TFJobKind, kubeflowv1.MPIJobKind,
-	kubeflowv1.XGBoostJobKind, kubeflowv1.PaddleJobKind, kubeflowv1.JAXJobKind,
-}
+// allKinds are the operator's job kinds, for artifact dumps.
+var allKinds = kinds.Names()
 
 // exitAfter are the KWOK annotations that finish a Running pod with code
 // after delay.

@@ -49,6 +49,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
 	configv1alpha1 "github.com/seed-d8a409e9/training-operator/apis/config/v1alpha1"
+	"github.com/seed-d8a409e9/training-operator/kinds"
 	"github.com/seed-d8a409e9/training-operator/webhooks"
 )
 
@@ -454,7 +455,7 @@ func TestWaitForFiles(t *testing.T) {
 }
 
 func TestReconcileEntries(t *testing.T) {
-	cfgs, err := webhooks.WebhookConfigurations([]string{"PyTorchJob", "TFJob"})
+	cfgs, err := webhooks.WebhookConfigurations(kinds.Webhooks(), []string{"PyTorchJob", "TFJob"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -532,11 +533,11 @@ func TestReconcileEntries(t *testing.T) {
 
 func TestReconcileWebhookConfigurations(t *testing.T) {
 	ctx := context.Background()
-	cfgs, err := webhooks.WebhookConfigurations([]string{"XGBoostJob"})
+	cfgs, err := webhooks.WebhookConfigurations(kinds.Webhooks(), []string{"XGBoostJob"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	all, err := webhooks.WebhookConfigurations(configv1alpha1.AllSchemes())
+	all, err := webhooks.WebhookConfigurations(kinds.Webhooks(), configv1alpha1.AllSchemes())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -591,7 +592,7 @@ func TestReconcileWebhookConfigurations(t *testing.T) {
 }
 
 func TestReconcileWithoutConfigurations(t *testing.T) {
-	cfgs, _ := webhooks.WebhookConfigurations([]string{"PyTorchJob"})
+	cfgs, _ := webhooks.WebhookConfigurations(kinds.Webhooks(), []string{"PyTorchJob"})
 	p, _ := newTestProvider(t, &clock{now: t0}, func(o *Options) { o.Webhooks = cfgs })
 	if err := p.reconcile(context.Background()); err != nil {
 		t.Errorf("reconcile without installed configurations: %v", err)

@@ -38,6 +38,7 @@ import (
 	"github.com/seed-d8a409e9/training-operator/controllers/gang"
 	"github.com/seed-d8a409e9/training-operator/internal/cert"
 	"github.com/seed-d8a409e9/training-operator/internal/metricsauth"
+	"github.com/seed-d8a409e9/training-operator/kinds"
 	"github.com/seed-d8a409e9/training-operator/webhooks"
 )
 
@@ -110,7 +111,7 @@ func StartFullOperator(ctx context.Context, opts FullOperatorOptions) (*FullOper
 	cfg.Webhook.Host, cfg.Webhook.Port, cfg.Webhook.CertDir = "127.0.0.1", &p32, certDir
 	cfg.Webhook.ClientURL = fmt.Sprintf("https://127.0.0.1:%d", port)
 
-	whs, err := webhooks.WebhookConfigurations(cfg.EnabledSchemes)
+	whs, err := webhooks.WebhookConfigurations(kinds.Webhooks(), cfg.EnabledSchemes)
 	if err != nil {
 		return nil, err
 	}
@@ -144,7 +145,7 @@ func StartFullOperator(ctx context.Context, opts FullOperatorOptions) (*FullOper
 		op.MetricsAddr = fmt.Sprintf("127.0.0.1:%d", mport)
 		metricsOpts = metricsserver.Options{BindAddress: op.MetricsAddr, SecureServing: true, FilterProvider: metricsauth.Filter}
 	}
-	cacheOpts, err := controllers.CacheOptions(cfg)
+	cacheOpts, err := controllers.CacheOptions(cfg, kinds.Controllers())
 	if err != nil {
 		return nil, err
 	}
@@ -174,10 +175,10 @@ func StartFullOperator(ctx context.Context, opts FullOperatorOptions) (*FullOper
 	if err := certs.SetupWithManager(mgr); err != nil {
 		return nil, err
 	}
-	if err := webhooks.Setup(mgr, cfg.EnabledSchemes); err != nil {
+	if err := webhooks.Setup(mgr, kinds.Webhooks(), cfg.EnabledSchemes); err != nil {
 		return nil, err
 	}
-	if err := controllers.Setup(mgr, cfg); err != nil {
+	if err := controllers.Setup(mgr, cfg, kinds.Controllers()); err != nil {
 		return nil, err
 	}
 	op.Readyz = certs.ReadyzCheck(mgr.GetWebhookServer())

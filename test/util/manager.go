@@ -16,6 +16,7 @@ import (
 	configv1alpha1 "github.com/seed-d8a409e9/training-operator/apis/config/v1alpha1"
 	kubeflowv1 "github.com/seed-d8a409e9/training-operator/apis/kubeflow.org/v1"
 	"github.com/seed-d8a409e9/training-operator/controllers"
+	"github.com/seed-d8a409e9/training-operator/kinds"
 )
 
 // Scheme knows the built-in types and kubeflow.org/v1.
@@ -46,7 +47,7 @@ type Operator struct {
 
 // StartOperator runs the job controllers against the cluster until Stop.
 func StartOperator(restCfg *rest.Config, cfg *configv1alpha1.Configuration) (*Operator, error) {
-	cacheOpts, err := controllers.CacheOptions(cfg)
+	cacheOpts, err := controllers.CacheOptions(cfg, kinds.Controllers())
 	if err != nil {
 		return nil, err
 	}
@@ -61,7 +62,7 @@ func StartOperator(restCfg *rest.Config, cfg *configv1alpha1.Configuration) (*Op
 	if err != nil {
 		return nil, err
 	}
-	if err := controllers.Setup(mgr, cfg); err != nil {
+	if err := controllers.Setup(mgr, cfg, kinds.Controllers()); err != nil {
 		return nil, err
 	}
 	ctx, cancel := context.WithCancel(context.Background())

@@ -50,6 +50,7 @@ import (
 	"github.com/seed-d8a409e9/training-operator/controllers"
 	"github.com/seed-d8a409e9/training-operator/e2e/cluster"
 	"github.com/seed-d8a409e9/training-operator/internal/cert"
+	"github.com/seed-d8a409e9/training-operator/kinds"
 	"github.com/seed-d8a409e9/training-operator/test/util"
 	"github.com/seed-d8a409e9/training-operator/webhooks"
 )
@@ -177,7 +178,7 @@ func (c *liveCluster) runOperator(t *testing.T, inst operatorInstall) *runningOp
 	sa.Impersonate = rest.ImpersonationConfig{UserName: fmt.Sprintf("system:serviceaccount:%s:%s", inst.namespace, inst.serviceAccount)}
 	sa.QPS, sa.Burst = *cfg.ClientConnection.QPS, int(*cfg.ClientConnection.Burst)
 
-	whs, err := webhooks.WebhookConfigurations(cfg.EnabledSchemes)
+	whs, err := webhooks.WebhookConfigurations(kinds.Webhooks(), cfg.EnabledSchemes)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -193,7 +194,7 @@ func (c *liveCluster) runOperator(t *testing.T, inst operatorInstall) *runningOp
 	if err != nil {
 		t.Fatal(err)
 	}
-	cacheOpts, err := controllers.CacheOptions(cfg)
+	cacheOpts, err := controllers.CacheOptions(cfg, kinds.Controllers())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -222,10 +223,10 @@ func (c *liveCluster) runOperator(t *testing.T, inst operatorInstall) *runningOp
 	if err := certs.SetupWithManager(mgr); err != nil {
 		t.Fatal(err)
 	}
-	if err := webhooks.Setup(mgr, cfg.EnabledSchemes); err != nil {
+	if err := webhooks.Setup(mgr, kinds.Webhooks(), cfg.EnabledSchemes); err != nil {
 		t.Fatal(err)
 	}
-	if err := controllers.Setup(mgr, cfg); err != nil {
+	if err := controllers.Setup(mgr, cfg, kinds.Controllers()); err != nil {
 		t.Fatal(err)
 	}
 	readyz := certs.ReadyzCheck(mgr.GetWebhookServer())
@@ -501,7 +502,7 @@ func TestInstall(t *testing.T) {
 		}
 		c.checkInstalled(t, m)
 		t.Logf("installed: %s", strings.Join(m.keys(), ", "))
-		for _, kind := range []string{kubeflowv1.PyTorchJobKind, kubeflowv1.TFJobKind, kubeflowv1.MPIJobKind, kubeflowv1.XGBoostJobKind, kubeflowv1.PaddleJobKind, kubeflowv1.JAXJobKind} {
+		for _, kind := range kinds.Names() {
 			if _, err := c.k8s.RESTMapper().RESTMapping(kubeflowv1.GroupVersion.WithKind(kind).GroupKind()); err != nil {
 				t.Errorf("%s not served: %v", kind, err)
 			}
@@ -645,7 +646,7 @@ func (c *liveCluster) serviceModeCertificates(t *testing.T, inst operatorInstall
 	cfg := operatorConfiguration(t, inst.configYAML, []string{"--config=/etc/training-operator/config.yaml"})
 	sa := rest.CopyConfig(c.admin)
 	sa.Impersonate = rest.ImpersonationConfig{UserName: fmt.Sprintf("system:serviceaccount:%s:%s", inst.namespace, inst.serviceAccount)}
-	whs, err := webhooks.WebhookConfigurations(cfg.EnabledSchemes)
+	whs, err := webhooks.WebhookConfigurations(kinds.Webhooks(), cfg.EnabledSchemes)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -36,6 +36,7 @@ import (
 
 	configv1alpha1 "github.com/seed-d8a409e9/training-operator/apis/config/v1alpha1"
 	"github.com/seed-d8a409e9/training-operator/hack/chart/chartsync"
+	"github.com/seed-d8a409e9/training-operator/kinds"
 	"github.com/seed-d8a409e9/training-operator/webhooks"
 )
 
@@ -622,7 +623,7 @@ func checkWebhooks(t *testing.T, m manifests, ns string, cfg *configv1alpha1.Con
 	if mwc.Name != webhooks.MutatingWebhookConfigurationName || vwc.Name != webhooks.ValidatingWebhookConfigurationName {
 		t.Errorf("configuration names %s, %s", mwc.Name, vwc.Name)
 	}
-	want, err := webhooks.WebhookConfigurations(cfg.EnabledSchemes)
+	want, err := webhooks.WebhookConfigurations(kinds.Webhooks(), cfg.EnabledSchemes)
 	if err != nil {
 		t.Fatal(err)
 	}

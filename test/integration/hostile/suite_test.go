@@ -43,6 +43,7 @@ import (
 
 	kubeflowv1 "github.com/seed-d8a409e9/training-operator/apis/kubeflow.org/v1"
 	"github.com/seed-d8a409e9/training-operator/e2e/cluster"
+	"github.com/seed-d8a409e9/training-operator/kinds"
 	"github.com/seed-d8a409e9/training-operator/test/util"
 )
 
@@ -299,8 +300,7 @@ func fieldPaths(err error) []string {
 func (s *suite) jobsPerController(ctx context.Context, t *testing.T) map[string]int {
 	t.Helper()
 	out := map[string]int{}
-	for _, kind := range []string{kubeflowv1.PyTorchJobKind, kubeflowv1.TFJobKind, kubeflowv1.MPIJobKind,
-		kubeflowv1.XGBoostJobKind, kubeflowv1.PaddleJobKind, kubeflowv1.JAXJobKind} {
+	for _, kind := range kinds.Names() {
 		l := &unstructured.UnstructuredList{}
 		l.SetGroupVersionKind(kubeflowv1.GroupVersion.WithKind(kind + "List"))
 		if err := s.k8s.List(ctx, l, client.InNamespace(s.ns)); err != nil {

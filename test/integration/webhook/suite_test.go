@@ -48,6 +48,7 @@ import (
 	kubeflowv1 "github.com/seed-d8a409e9/training-operator/apis/kubeflow.org/v1"
 	"github.com/seed-d8a409e9/training-operator/e2e/cluster"
 	"github.com/seed-d8a409e9/training-operator/internal/cert"
+	"github.com/seed-d8a409e9/training-operator/kinds"
 	"github.com/seed-d8a409e9/training-operator/test/util"
 	"github.com/seed-d8a409e9/training-operator/webhooks"
 )
@@ -127,12 +128,12 @@ var _ = AfterSuite(func() {
 func startOperator() {
 	port := freePort()
 	enabled := []string{}
-	for _, k := range []string{"PyTorchJob", "TFJob", "MPIJob", "XGBoostJob", "PaddleJob", "JAXJob"} {
+	for _, k := range kinds.Names() {
 		if k != disabledKind {
 			enabled = append(enabled, k)
 		}
 	}
-	cfgs, err := webhooks.WebhookConfigurations(enabled)
+	cfgs, err := webhooks.WebhookConfigurations(kinds.Webhooks(), enabled)
 	Expect(err).NotTo(HaveOccurred())
 	certDir := GinkgoT().TempDir()
 	certs, err := cert.New(cert.Options{
@@ -156,7 +157,7 @@ func startOperator() {
 	})
 	Expect(err).NotTo(HaveOccurred())
 	Expect(certs.SetupWithManager(mgr)).To(Succeed())
-	Expect(webhooks.Setup(mgr, enabled)).To(Succeed())
+	Expect(webhooks.Setup(mgr, kinds.Webhooks(), enabled)).To(Succeed())
 	readyz = certs.ReadyzCheck(mgr.GetWebhookServer())
 	Expect(readyz(nil)).To(MatchError(cert.NotReadyMessage))
 
