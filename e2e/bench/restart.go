@@ -106,6 +106,8 @@ func restart(finished, running int) scenario {
 		_, peak, _ := e.operator.memory() // VmHWM of the new process
 		done := e.tracker.activity(doneKeys, started, end)
 		live := e.tracker.activity(liveKeys, started, end)
+		// The watches' cross-check: the new jobs' writes are seen.
+		fresh := e.tracker.activity(newKeys, started, end)
 		res.Metrics = append(res.Metrics,
 			Metric{"measured span (process start → readiness + " + restartObserve.String() + ")", end.Sub(started).Seconds(), "s"},
 			Metric{restartDoneWritesMetric, float64(done.StatusWrites), ""},
@@ -114,6 +116,8 @@ func restart(finished, running int) scenario {
 			Metric{restartLiveEventsMetric, float64(live.EventCount), ""},
 			Metric{"new Event objects on unchanged finished jobs", float64(done.EventObjects), ""},
 			Metric{"new Event objects on unchanged running jobs", float64(live.EventObjects), ""},
+			Metric{"status writes on the new jobs (mean)", float64(fresh.StatusWrites) / float64(len(newKeys)), ""},
+			Metric{"Events on the new jobs (mean)", float64(fresh.EventCount) / float64(len(newKeys)), ""},
 			Metric{"operator CPU over the span", cpu, "s"},
 			Metric{"operator peak RSS over the span", peak, "MiB"},
 		)
