@@ -15,11 +15,17 @@ limitations under the License.
 */
 
 // Command bench measures a training operator on the local control plane
-// (package e2e/cluster): job throughput and latency, the API requests the
-// operator sends per job, and its CPU and memory, next to the raw limit of
-// the same control plane. See hack/bench.sh (make bench).
+// (package e2e/cluster): job throughput and latency, the API requests,
+// reconciles, status writes and Events per job, its CPU and memory, and a
+// restart at scale, next to the raw limit of the same control plane, and
+// evaluates the performance targets on them. The operator and the raw
+// client talk to the apiserver directly; the operator's requests come from
+// its own rest_client_requests_total, status writes and Events from the
+// bench's watches (--proxy adds a per-verb and resource count through a
+// proxy). See hack/bench.sh (make bench).
 //
 //	go run ./e2e/bench [--full] [--operator bin/manager] [--operator-args '...']
+//	go run ./e2e/bench [--scenarios burst,restart] [--cpu-profile] [--proxy]
 //	go run ./e2e/bench --compare A B
 //
 // Results go to _output/bench/<timestamp>/ as report.json and report.md,
