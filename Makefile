@@ -120,7 +120,7 @@ e2e-kind: ## End-to-end suite on a kind cluster with the Helm chart (needs Docke
 	hack/e2e-kind.sh
 
 .PHONY: bench
-bench: controlplane build ## Benchmarks on the local control plane (BENCH_ARGS="--full", "--compare A B", ...).
+bench: controlplane build ## Benchmarks against the performance targets; direct connections, counts from the operator's metrics (BENCH_ARGS="--full", "--scenarios burst,restart", "--compare A B", "--cpu-profile", "--proxy", ...).
 	hack/bench.sh $(BENCH_ARGS)
 
 .PHONY: chaos-quick

@@ -1,13 +1,18 @@
 #!/usr/bin/env bash
 # Benchmarks on the local control plane (make bench): job throughput and
-# latency, API requests per job, operator CPU and memory, and the raw limit
-# of the same control plane. Arguments go to e2e/bench, e.g.
+# latency, API requests, reconciles, status writes and Events per job,
+# operator CPU and memory, a restart at scale, and the raw limit of the same
+# control plane, with the targets met or not. The operator and the raw client
+# talk to the apiserver directly; the operator's requests are counted from its
+# rest_client_requests_total. Arguments go to e2e/bench, e.g.
 #   hack/bench.sh                       # --quick (default, a few minutes)
 #   hack/bench.sh --full                # the issue's sizes (long)
 #   hack/bench.sh --operator /path/to/other-manager --operator-args '--config={config}'
 #   hack/bench.sh --compare bin/manager /path/to/other-manager
-#   hack/bench.sh --scenarios burst,steady
+#   hack/bench.sh --scenarios burst,restart
 #   hack/bench.sh --full --scenarios raw-client-500,burst-500 --repeat 3   # median of 3 pairs
+#   hack/bench.sh --scenarios burst --cpu-profile   # run-*/burst-50.cpu.pb.gz (go tool pprof -top)
+#   hack/bench.sh --scenarios burst --proxy         # + requests by verb and resource
 # Results: _output/bench/<timestamp>/{report.md,report.json,run-*/operator.log}.
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -53,6 +53,7 @@ func burst(n int) scenario {
 			{"create requests sent", sent.Seconds(), "s"},
 			{"all pods created", allPods, "s"},
 			{"all services created", sinceSeconds(start, st.lastService), "s"},
+			{"all pods and services created", max(allPods, sinceSeconds(start, st.lastService)), "s"},
 			{"all jobs Running", sinceSeconds(start, st.lastRunning), "s"},
 			{"all jobs Succeeded", sinceSeconds(start, st.lastOK), "s"},
 		}

@@ -17,11 +17,14 @@ limitations under the License.
 package main
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"log"
+	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"time"
 
@@ -29,6 +32,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kubeflowv1 "github.com/seed-d8a409e9/training-operator/apis/kubeflow.org/v1"
@@ -38,14 +42,17 @@ import (
 )
 
 // env is one operator on one fresh control plane, plus the bench's client,
-// accounting proxy and tracker.
+// tracker and (with --proxy) accounting proxies.
 type env struct {
 	cluster *cluster.Cluster
 	client  client.Client
-	proxy   *apiProxy
-	// rawClient is the raw-limit scenario's client: through a proxy of its
-	// own, like the operator's (same hop, same HTTP/1.1 connections), so
-	// that the two are compared on equal terms.
+	// proxy counts the operator's requests by verb and resource (--proxy
+	// only; nil otherwise).
+	proxy *apiProxy
+	// rawClient is the raw-limit scenario's client. It talks to the
+	// apiserver directly like the operator, or with --proxy through a proxy
+	// of its own, like the operator's, so that the two are compared on
+	// equal terms.
 	rawClient client.Client
 	operator  *operator
 	tracker   *tracker
@@ -90,26 +97,38 @@ func setupEnv(ctx context.Context, o options, bin, dir string) (*env, func(), er
 	if e.tracker, err = startTracker(trackerCtx, cfg); err != nil {
 		return fail(err)
 	}
-	if e.proxy, err = startProxy(c.RESTConfig()); err != nil {
-		return fail(err)
+	// Direct connections by default: the proxy's hop (TLS termination, a
+	// second HTTP/2 connection, its goroutines on the same two cores) cost
+	// the raw client and the operator differently and moved the ratio.
+	api, rawCfg := c.RESTConfig(), rest.CopyConfig(cfg)
+	if o.proxy {
+		if e.proxy, err = startProxy(c.RESTConfig()); err != nil {
+			return fail(err)
+		}
+		cleanups = append(cleanups, e.proxy.Close)
+		api = e.proxy.RESTConfig()
+		rawProxy, err := startProxy(c.RESTConfig())
+		if err != nil {
+			return fail(err)
+		}
+		cleanups = append(cleanups, rawProxy.Close)
+		rawCfg = rawProxy.RESTConfig()
+		rawCfg.QPS, rawCfg.Burst = cfg.QPS, cfg.Burst
 	}
-	cleanups = append(cleanups, e.proxy.Close)
-	rawProxy, err := startProxy(c.RESTConfig())
-	if err != nil {
-		return fail(err)
-	}
-	cleanups = append(cleanups, rawProxy.Close)
-	rawCfg := rawProxy.RESTConfig()
-	rawCfg.QPS, rawCfg.Burst = cfg.QPS, cfg.Burst
+	// A connection of its own, as the operator has: with the same
+	// configuration, client-go would share the tracker's, which carries the
+	// bench's watches. (A custom dialer keeps the transport out of
+	// client-go's cache.)
+	rawCfg.Dial = (&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}).DialContext
 	if e.rawClient, err = client.New(rawCfg, client.Options{Scheme: util.Scheme()}); err != nil {
 		return fail(err)
 	}
 	log.Printf("starting operator %s", bin)
 	args := o.operatorArgs
-	if o.heapProfile {
+	if o.heapProfile || o.cpuProfile {
 		args += " --pprof-bind-address={pprof}"
 	}
-	if e.operator, err = startOperator(ctx, bin, args, dir, e.proxy.URL(), e.proxy.CAData()); err != nil {
+	if e.operator, err = startOperator(ctx, bin, args, dir, api); err != nil {
 		return fail(err)
 	}
 	cleanups = append(cleanups, e.operator.Stop)
@@ -123,17 +142,21 @@ func setupEnv(ctx context.Context, o options, bin, dir string) (*env, func(), er
 // the operator's and its own.
 func (e *env) pids() map[string]int {
 	pids := e.cluster.PIDs()
-	pids[operatorProcess] = e.operator.cmd.Process.Pid
+	pids[operatorProcess] = e.operator.pid()
 	pids[benchProcess] = os.Getpid()
 	return pids
 }
 
-// window measures the operator between begin and end: API requests via the
-// proxy and its own metrics, CPU time and peak RSS.
+// window measures the operator between begin and end: API requests from
+// its own metrics (and the proxy's counts with --proxy), CPU time and peak
+// RSS. When the operator was restarted in between, the metrics' figures
+// (requests, reconciles) and the peak RSS are the new process's from its
+// start, whose counters began at zero; CPU time is that of both processes.
 type window struct {
 	e       *env
 	counts  map[requestKey]int
 	metrics operatorMetrics
+	gen     int // the operator process's generation at begin
 	cpu     float64
 	hwmOK   bool
 	start   time.Time
@@ -142,8 +165,11 @@ type window struct {
 }
 
 func (e *env) begin(ctx context.Context) *window {
-	w := &window{e: e, counts: e.proxy.snapshot(), metrics: e.operator.scrape(ctx)}
-	w.cpu, _ = e.operator.cpuSeconds()
+	w := &window{e: e, metrics: e.operator.scrape(ctx), gen: e.operator.generation()}
+	if e.proxy != nil {
+		w.counts = e.proxy.snapshot()
+	}
+	w.cpu, _ = e.operator.totalCPUSeconds()
 	w.hwmOK = e.operator.resetPeakRSS()
 	w.start, w.cp = time.Now(), snapshotCPU(e.cluster.PIDs())
 	w.bench, _ = processCPUSeconds(os.Getpid())
@@ -152,11 +178,17 @@ func (e *env) begin(ctx context.Context) *window {
 
 func (w *window) end(ctx context.Context, res *Result) {
 	e := w.e
+	if e.operator.generation() != w.gen { // restarted: the new process's counters start at zero
+		w.metrics = operatorMetrics{ok: w.metrics.ok}
+	}
 	after := e.operator.scrape(ctx)
-	reqs, total := diffCounts(w.counts, e.proxy.snapshot())
-	api := &APICost{Total: total, Requests: reqs, OperatorReported: -1}
+	api := &APICost{Total: -1, ProxyTotal: -1}
+	if e.proxy != nil {
+		api.Requests, api.ProxyTotal = diffCounts(w.counts, e.proxy.snapshot())
+	}
 	if w.metrics.ok && after.ok {
-		api.OperatorReported = int(after.requests - w.metrics.requests)
+		api.Total = int(after.requests - w.metrics.requests)
+		api.Methods = diffMethods(w.metrics.byMethod, after.byMethod)
 		api.ThrottleSeconds = after.throttleSum - w.metrics.throttleSum
 		api.MeanReconcileSeconds = meanDelta(w.metrics.reconcileSum, after.reconcileSum, w.metrics.reconcileCount, after.reconcileCount)
 		api.MeanQueueWaitSeconds = meanDelta(w.metrics.queueSum, after.queueSum, w.metrics.queueCount, after.queueCount)
@@ -168,7 +200,12 @@ func (w *window) end(ctx context.Context, res *Result) {
 		}
 	}
 	res.API = api
-	cpu, _ := e.operator.cpuSeconds()
+	if res.Jobs > 0 {
+		ns := cmp.Or(res.namespace, res.Scenario)
+		act := e.tracker.activity(e.tracker.jobKeysIn(ns), time.Time{}, time.Time{})
+		res.Activity = &act
+	}
+	cpu, _ := e.operator.totalCPUSeconds()
 	res.Footprint.CPUSeconds = cpu - w.cpu
 	res.Footprint.RSSMiB, res.Footprint.PeakRSSMiB, _ = e.operator.memory()
 	res.Footprint.ControlPlaneCPUSeconds = snapshotCPU(e.cluster.PIDs()).since(w.cp)
@@ -184,6 +221,20 @@ func (w *window) end(ctx context.Context, res *Result) {
 	if e.operator.Exited() {
 		res.Error = joinErr(res.Error, "operator exited")
 	}
+}
+
+// diffMethods is after-before by method and code, sorted by method and code.
+func diffMethods(before, after map[methodCode]float64) []MethodCount {
+	var out []MethodCount
+	for k, v := range after {
+		if d := int(v - before[k]); d > 0 {
+			out = append(out, MethodCount{Method: k.method, Code: k.code, Count: d})
+		}
+	}
+	slices.SortFunc(out, func(a, b MethodCount) int {
+		return cmp.Or(cmp.Compare(a.Method, b.Method), cmp.Compare(a.Code, b.Code))
+	})
+	return out
 }
 
 // meanDelta is the mean of a histogram's observations between two scrapes.

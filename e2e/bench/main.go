@@ -15,11 +15,17 @@ limitations under the License.
 */
 
 // Command bench measures a training operator on the local control plane
-// (package e2e/cluster): job throughput and latency, the API requests the
-// operator sends per job, and its CPU and memory, next to the raw limit of
-// the same control plane. See hack/bench.sh (make bench).
+// (package e2e/cluster): job throughput and latency, the API requests,
+// reconciles, status writes and Events per job, its CPU and memory, and a
+// restart at scale, next to the raw limit of the same control plane, and
+// evaluates the performance targets on them. The operator and the raw
+// client talk to the apiserver directly; the operator's requests come from
+// its own rest_client_requests_total, status writes and Events from the
+// bench's watches (--proxy adds a per-verb and resource count through a
+// proxy). See hack/bench.sh (make bench).
 //
 //	go run ./e2e/bench [--full] [--operator bin/manager] [--operator-args '...']
+//	go run ./e2e/bench [--scenarios burst,restart] [--cpu-profile] [--proxy]
 //	go run ./e2e/bench --compare A B
 //
 // Results go to _output/bench/<timestamp>/ as report.json and report.md,
@@ -58,12 +64,17 @@ type sizes struct {
 	steadyRate    float64
 	steadyFor     time.Duration
 	retainedJobs  int // 0 skips the retained-memory scenario
-	podRuntime    time.Duration
+	// restartFinished finished and restartRunning running jobs are in the
+	// cluster when the restart scenario restarts the operator.
+	restartFinished, restartRunning int
+	podRuntime                      time.Duration
 }
 
 var (
-	quickSizes = sizes{nodes: 20, burst: []int{50}, bigJobWorkers: 199, steadyRate: 5, steadyFor: 20 * time.Second, podRuntime: 10 * time.Second}
-	fullSizes  = sizes{nodes: 100, burst: []int{100, 500}, bigJobWorkers: 999, steadyRate: 10, steadyFor: time.Minute, retainedJobs: 5000, podRuntime: 10 * time.Second}
+	quickSizes = sizes{nodes: 20, burst: []int{50}, bigJobWorkers: 199, steadyRate: 5, steadyFor: 20 * time.Second,
+		restartFinished: 200, restartRunning: 20, podRuntime: 10 * time.Second}
+	fullSizes = sizes{nodes: 100, burst: []int{100, 500}, bigJobWorkers: 999, steadyRate: 10, steadyFor: time.Minute, retainedJobs: 5000,
+		restartFinished: 5000, restartRunning: 200, podRuntime: 10 * time.Second}
 )
 
 type options struct {
@@ -72,8 +83,12 @@ type options struct {
 	operators    []string
 	operatorArgs string
 	heapProfile  bool
-	outDir       string
-	only         map[string]bool
+	cpuProfile   bool
+	// proxy puts the counting proxy between the operator (and the raw
+	// client) and the apiserver, for the per-verb and resource breakdown.
+	proxy  bool
+	outDir string
+	only   map[string]bool
 	// repeat runs each raw/operator pair this many times, interleaved.
 	repeat int
 }
@@ -119,7 +134,7 @@ func parseFlags() (options, error) {
 		quick   = flag.Bool("quick", false, "small sizes finishing in a few minutes (the default)")
 		bin     = flag.String("operator", "bin/manager", "operator binary under test")
 		compare = flag.Bool("compare", false, "benchmark the two operator binaries given as arguments (A B) one after the other and print B/A ratios")
-		only    = flag.String("scenarios", "", "comma-separated scenario name prefixes to run (raw,burst,bigjob,steady,request-cost,retained); default all")
+		only    = flag.String("scenarios", "", "comma-separated scenario name prefixes to run (raw,burst,bigjob,steady,request-cost,retained,restart); default all")
 		runtime = flag.Duration("pod-runtime", 0, "how long KWOK keeps each pod Running before it succeeds (default 10s)")
 	)
 	flag.StringVar(&o.operatorArgs, "operator-args", defaultOperatorArgs,
@@ -127,6 +142,11 @@ func parseFlags() (options, error) {
 			"placeholders {kubeconfig} {metrics} {health} {webhook-port} {config} {dir}")
 	flag.BoolVar(&o.heapProfile, "heap-profile", false,
 		"pass --pprof-bind-address={pprof} to the operator and save its heap profile after each scenario as <scenario>.heap.pb.gz (go tool pprof -top)")
+	flag.BoolVar(&o.cpuProfile, "cpu-profile", false,
+		"pass --pprof-bind-address={pprof} to the operator and save its CPU profile over each scenario as <scenario>.cpu.pb.gz (go tool pprof -top)")
+	flag.BoolVar(&o.proxy, "proxy", false,
+		"send the operator's and the raw client's requests through counting proxies and add the requests by verb and resource; "+
+			"without it both talk to the apiserver directly and the operator's requests are counted from its rest_client_requests_total")
 	flag.IntVar(&o.repeat, "repeat", 1,
 		"run each raw-client/operator pair (bursts, big job) this many times, interleaved, and add the median ratio to the targets: "+
 			"the raw limit alone moves by ±15% between runs")
@@ -197,6 +217,8 @@ func (o options) scenarios() []scenario {
 	if sz.retainedJobs > 0 {
 		list = append(list, retained(sz.retainedJobs))
 	}
+	// Last: the operator it restarts serves no later scenario.
+	list = append(list, restart(sz.restartFinished, sz.restartRunning))
 	if o.only == nil {
 		return list
 	}
@@ -277,12 +299,22 @@ func benchOperator(ctx context.Context, o options, bin, label, dir string) *Run 
 	for i, s := range list {
 		log.Printf("%s: scenario %s", label, s.name)
 		res := &Result{Scenario: s.name}
+		var prof *cpuProfile
+		// The raw client's scenarios stop the operator (SIGSTOP): nothing to profile.
+		if o.cpuProfile && !strings.HasPrefix(s.name, "raw-client") {
+			prof = e.operator.profileCPU(ctx)
+		}
 		w := e.begin(ctx)
 		if err := s.run(ctx, e, res); err != nil {
 			res.Error = err.Error()
 		}
 		time.Sleep(settle)
 		w.end(ctx, res)
+		if prof != nil {
+			if err := prof.save(filepath.Join(dir, s.name+".cpu.pb.gz")); err != nil {
+				log.Printf("%s: CPU profile: %v", label, err)
+			}
+		}
 		if o.heapProfile {
 			if err := e.operator.saveHeapProfile(ctx, filepath.Join(dir, s.name+".heap.pb.gz")); err != nil {
 				log.Printf("%s: heap profile: %v", label, err)

@@ -28,9 +28,11 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 )
@@ -42,28 +44,48 @@ import (
 const defaultOperatorArgs = "--config={config}"
 
 // operator is the operator binary under test, running as a child process.
+// restart replaces the process with a new one (same binary, same arguments,
+// same ports); the accessors always use the current process.
 type operator struct {
-	cmd         *exec.Cmd
+	bin         string
 	args        []string
-	logFile     *os.File
+	env         []string
+	logPath     string
 	metricsAddr string
 	healthAddr  string
 	pprofAddr   string
-	done        chan struct{}
+
+	mu   sync.Mutex
+	proc *process
+	// exitedCPU is the CPU time of the processes that have exited.
+	exitedCPU float64
 }
 
-// startOperator runs bin against the proxy. It always passes the v1 flags
-// --kubeconfig, --metrics-bind-address, --health-probe-bind-address and
-// --leader-elect=false, then extraArgs with the placeholders {kubeconfig},
-// {metrics}, {health}, {webhook-port}, {config}, {dir} and {pprof} expanded. It
-// returns once /readyz answers 200.
-func startOperator(ctx context.Context, bin, extraArgs, dir, apiURL string, caData []byte) (*operator, error) {
+// process is one start of the operator binary.
+type process struct {
+	cmd     *exec.Cmd
+	logFile *os.File
+	started time.Time
+	done    chan struct{}
+	counted bool // its CPU time is in exitedCPU
+	// generation counts the starts: 1 for the first process, 2 after one
+	// restart, ... Its metrics and CPU counters start from zero.
+	generation int
+}
+
+// startOperator runs bin against the apiserver at apiURL with the
+// credentials of auth (direct, or the counting proxy's URL with none). It
+// always passes the v1 flags --kubeconfig, --metrics-bind-address,
+// --health-probe-bind-address and --leader-elect=false, then extraArgs with
+// the placeholders {kubeconfig}, {metrics}, {health}, {webhook-port},
+// {config}, {dir} and {pprof} expanded. It returns once /readyz answers 200.
+func startOperator(ctx context.Context, bin, extraArgs, dir string, api *rest.Config) (*operator, error) {
 	ports, err := freePorts(4)
 	if err != nil {
 		return nil, err
 	}
 	kubeconfig := filepath.Join(dir, "operator.kubeconfig")
-	if err := writeKubeconfig(kubeconfig, apiURL, caData); err != nil {
+	if err := writeKubeconfig(kubeconfig, api); err != nil {
 		return nil, err
 	}
 	cfgPath := filepath.Join(dir, "operator-config.yaml")
@@ -71,10 +93,12 @@ func startOperator(ctx context.Context, bin, extraArgs, dir, apiURL string, caDa
 		return nil, err
 	}
 	o := &operator{
+		bin:         bin,
+		logPath:     filepath.Join(dir, "operator.log"),
 		metricsAddr: fmt.Sprintf("127.0.0.1:%d", ports[0]),
 		healthAddr:  fmt.Sprintf("127.0.0.1:%d", ports[1]),
 		pprofAddr:   fmt.Sprintf("127.0.0.1:%d", ports[3]),
-		done:        make(chan struct{}),
+		env:         append(os.Environ(), "KUBECONFIG="+kubeconfig, "MY_POD_NAMESPACE=default"),
 	}
 	expand := strings.NewReplacer("{kubeconfig}", kubeconfig, "{metrics}", o.metricsAddr, "{health}", o.healthAddr,
 		"{webhook-port}", strconv.Itoa(ports[2]), "{config}", cfgPath, "{dir}", dir,
@@ -84,23 +108,75 @@ func startOperator(ctx context.Context, bin, extraArgs, dir, apiURL string, caDa
 	for _, a := range strings.Fields(extraArgs) {
 		o.args = append(o.args, expand.Replace(a))
 	}
-	if o.logFile, err = os.Create(filepath.Join(dir, "operator.log")); err != nil {
+	if err := o.spawn(); err != nil {
 		return nil, err
 	}
-	o.cmd = exec.Command(bin, o.args...)
-	o.cmd.Stdout, o.cmd.Stderr = o.logFile, o.logFile
-	o.cmd.Env = append(os.Environ(), "KUBECONFIG="+kubeconfig, "MY_POD_NAMESPACE=default")
-	o.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	if err := o.cmd.Start(); err != nil {
-		o.logFile.Close()
-		return nil, fmt.Errorf("start %s: %w", bin, err)
-	}
-	go func() { _ = o.cmd.Wait(); close(o.done) }()
-	if err := o.waitReady(ctx, 2*time.Minute); err != nil {
+	if err := o.waitReady(ctx, 2*time.Minute, 200*time.Millisecond); err != nil {
 		o.Stop()
-		return nil, fmt.Errorf("%w (log: %s)", err, o.logFile.Name())
+		return nil, fmt.Errorf("%w (log: %s)", err, o.logPath)
 	}
 	return o, nil
+}
+
+// spawn starts a new process; its output is appended to the log.
+func (o *operator) spawn() error {
+	logFile, err := os.OpenFile(o.logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return err
+	}
+	o.mu.Lock()
+	gen := 1
+	if o.proc != nil {
+		gen = o.proc.generation + 1
+	}
+	o.mu.Unlock()
+	if gen > 1 {
+		fmt.Fprintf(logFile, "---- bench: operator start %d at %s ----\n", gen, time.Now().Format(time.RFC3339Nano))
+	}
+	cmd := exec.Command(o.bin, o.args...)
+	cmd.Stdout, cmd.Stderr = logFile, logFile
+	cmd.Env = o.env
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	p := &process{cmd: cmd, logFile: logFile, done: make(chan struct{}), generation: gen}
+	p.started = time.Now()
+	if err := cmd.Start(); err != nil {
+		logFile.Close()
+		return fmt.Errorf("start %s: %w", o.bin, err)
+	}
+	go func() { _ = cmd.Wait(); close(p.done) }()
+	o.mu.Lock()
+	o.proc = p
+	o.mu.Unlock()
+	return nil
+}
+
+// current is the running (or last) process.
+func (o *operator) current() *process {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.proc
+}
+
+// generation is the number of the current process's start (1, 2, ...).
+func (o *operator) generation() int { return o.current().generation }
+
+// pid is the current process's id.
+func (o *operator) pid() int { return o.current().cmd.Process.Pid }
+
+// restart stops the operator (SIGTERM, waiting for it to exit) and starts
+// the same binary with the same arguments. It returns when the new process
+// was started and how long after that /readyz first answered 200 (polled
+// every 50 ms).
+func (o *operator) restart(ctx context.Context) (started time.Time, ready time.Duration, err error) {
+	o.Stop()
+	if err := o.spawn(); err != nil {
+		return time.Time{}, 0, err
+	}
+	p := o.current()
+	if err := o.waitReady(ctx, 2*time.Minute, 50*time.Millisecond); err != nil {
+		return p.started, 0, fmt.Errorf("%w (log: %s)", err, o.logPath)
+	}
+	return p.started, time.Since(p.started), nil
 }
 
 // operatorConfig is the Configuration for this repository's operator.
@@ -116,10 +192,12 @@ webhook:
 `, webhookPort, certDir, webhookPort)
 }
 
-func writeKubeconfig(path, server string, caData []byte) error {
+// writeKubeconfig writes a kubeconfig for cfg's server, CA and client
+// certificate (none for the proxy, which adds the credentials itself).
+func writeKubeconfig(path string, cfg *rest.Config) error {
 	kc := clientcmdapi.NewConfig()
-	kc.Clusters["bench"] = &clientcmdapi.Cluster{Server: server, CertificateAuthorityData: caData}
-	kc.AuthInfos["operator"] = &clientcmdapi.AuthInfo{}
+	kc.Clusters["bench"] = &clientcmdapi.Cluster{Server: cfg.Host, CertificateAuthorityData: cfg.CAData}
+	kc.AuthInfos["operator"] = &clientcmdapi.AuthInfo{ClientCertificateData: cfg.CertData, ClientKeyData: cfg.KeyData, Token: cfg.BearerToken}
 	kc.Contexts["bench"] = &clientcmdapi.Context{Cluster: "bench", AuthInfo: "operator", Namespace: "default"}
 	kc.CurrentContext = "bench"
 	return clientcmd.WriteToFile(*kc, path)
@@ -140,16 +218,17 @@ func (o *operator) saveHeapProfile(ctx context.Context, path string) error {
 	return err
 }
 
-func (o *operator) waitReady(ctx context.Context, timeout time.Duration) error {
+func (o *operator) waitReady(ctx context.Context, timeout, poll time.Duration) error {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
+	p := o.current()
 	for {
 		select {
-		case <-o.done:
-			return fmt.Errorf("operator exited: %v", o.cmd.ProcessState)
+		case <-p.done:
+			return fmt.Errorf("operator exited: %v", p.cmd.ProcessState)
 		case <-ctx.Done():
 			return fmt.Errorf("operator not ready on http://%s/readyz: %w", o.healthAddr, ctx.Err())
-		case <-time.After(200 * time.Millisecond):
+		case <-time.After(poll):
 		}
 		if code, _ := httpGet(ctx, "http://"+o.healthAddr+"/readyz", io.Discard); code == http.StatusOK {
 			return nil
@@ -159,42 +238,59 @@ func (o *operator) waitReady(ctx context.Context, timeout time.Duration) error {
 
 // Stop sends SIGTERM and SIGKILL after 10 s.
 func (o *operator) Stop() {
-	if o.cmd.Process == nil {
+	p := o.current()
+	if p == nil || p.cmd.Process == nil {
 		return
 	}
-	_ = o.cmd.Process.Signal(syscall.SIGTERM)
+	_ = p.cmd.Process.Signal(syscall.SIGTERM)
 	select {
-	case <-o.done:
+	case <-p.done:
 	case <-time.After(10 * time.Second):
-		_ = o.cmd.Process.Kill()
-		<-o.done
+		_ = p.cmd.Process.Kill()
+		<-p.done
 	}
-	o.logFile.Close()
+	p.logFile.Close()
+	if st := p.cmd.ProcessState; st != nil {
+		o.mu.Lock()
+		if !p.counted {
+			p.counted = true
+			o.exitedCPU += (st.UserTime() + st.SystemTime()).Seconds()
+		}
+		o.mu.Unlock()
+	}
 }
 
 // pause stops the operator process (SIGSTOP) so it takes no CPU while the
 // raw client measures the control plane alone; resume continues it, and its
 // informers catch up by relisting what they missed.
-func (o *operator) pause() error { return o.cmd.Process.Signal(syscall.SIGSTOP) }
+func (o *operator) pause() error { return o.current().cmd.Process.Signal(syscall.SIGSTOP) }
 
-func (o *operator) resume() error { return o.cmd.Process.Signal(syscall.SIGCONT) }
+func (o *operator) resume() error { return o.current().cmd.Process.Signal(syscall.SIGCONT) }
 
-// Exited reports whether the operator process has ended.
+// Exited reports whether the current operator process has ended.
 func (o *operator) Exited() bool {
 	select {
-	case <-o.done:
+	case <-o.current().done:
 		return true
 	default:
 		return false
 	}
 }
 
-// cpuSeconds is the operator's CPU time so far.
-func (o *operator) cpuSeconds() (float64, error) { return processCPUSeconds(o.cmd.Process.Pid) }
+// cpuSeconds is the current process's CPU time so far.
+func (o *operator) cpuSeconds() (float64, error) { return processCPUSeconds(o.pid()) }
+
+// totalCPUSeconds is the CPU time of every process started so far.
+func (o *operator) totalCPUSeconds() (float64, error) {
+	cur, err := o.cpuSeconds()
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.exitedCPU + cur, err
+}
 
 // memory returns VmRSS and VmHWM in MiB.
 func (o *operator) memory() (rss, hwm float64, err error) {
-	f, err := os.Open(fmt.Sprintf("/proc/%d/status", o.cmd.Process.Pid))
+	f, err := os.Open(fmt.Sprintf("/proc/%d/status", o.pid()))
 	if err != nil {
 		return 0, 0, err
 	}
@@ -220,13 +316,16 @@ func (o *operator) memory() (rss, hwm float64, err error) {
 
 // resetPeakRSS resets VmHWM to the current RSS (Linux >= 4.0); false if not allowed.
 func (o *operator) resetPeakRSS() bool {
-	return os.WriteFile(fmt.Sprintf("/proc/%d/clear_refs", o.cmd.Process.Pid), []byte("5"), 0) == nil
+	return os.WriteFile(fmt.Sprintf("/proc/%d/clear_refs", o.pid()), []byte("5"), 0) == nil
 }
 
 // operatorMetrics are the counters of the operator's /metrics the bench uses.
 type operatorMetrics struct {
-	ok             bool
-	requests       float64
+	ok       bool
+	requests float64
+	// byMethod is rest_client_requests_total by method and code (summed
+	// over hosts).
+	byMethod       map[methodCode]float64
 	throttleSum    float64
 	reconcileTotal map[string]float64 // by result
 	// sums and counts of the reconcile-time and workqueue-wait histograms
@@ -239,11 +338,12 @@ func (o *operator) scrape(ctx context.Context) operatorMetrics {
 	if code, err := httpGet(ctx, "http://"+o.metricsAddr+"/metrics", &b); err != nil || code != http.StatusOK {
 		return operatorMetrics{}
 	}
-	m := operatorMetrics{ok: true, reconcileTotal: map[string]float64{}}
+	m := operatorMetrics{ok: true, reconcileTotal: map[string]float64{}, byMethod: map[methodCode]float64{}}
 	for _, s := range parseMetrics(b.String()) {
 		switch s.name {
 		case "rest_client_requests_total":
 			m.requests += s.value
+			m.byMethod[methodCode{s.labels["method"], s.labels["code"]}] += s.value
 		case "rest_client_rate_limiter_duration_seconds_sum":
 			m.throttleSum += s.value
 		case "controller_runtime_reconcile_total":
@@ -260,6 +360,9 @@ func (o *operator) scrape(ctx context.Context) operatorMetrics {
 	}
 	return m
 }
+
+// methodCode is one method and response code of rest_client_requests_total.
+type methodCode struct{ method, code string }
 
 type sample struct {
 	name   string
@@ -340,7 +443,11 @@ func parseLabels(s string, labels map[string]string) (string, bool) {
 }
 
 func httpGet(ctx context.Context, url string, w io.Writer) (int, error) {
-	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	return httpGetTimeout(ctx, url, w, 10*time.Second)
+}
+
+func httpGetTimeout(ctx context.Context, url string, w io.Writer, timeout time.Duration) (int, error) {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {

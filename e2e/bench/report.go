@@ -52,11 +52,13 @@ type Result struct {
 	Scenario string `json:"scenario"`
 	// Jobs is the number of PyTorchJobs the scenario created (API cost is
 	// divided by it); 0 for the raw-client scenario.
-	Jobs      int       `json:"jobs"`
-	Pods      int       `json:"pods"`
-	Metrics   []Metric  `json:"metrics"`
-	API       *APICost  `json:"api,omitempty"`
-	Footprint Footprint `json:"footprint"`
+	Jobs    int      `json:"jobs"`
+	Pods    int      `json:"pods"`
+	Metrics []Metric `json:"metrics"`
+	API     *APICost `json:"api,omitempty"`
+	// Activity is what the bench's watches saw on the jobs.
+	Activity  *JobActivity `json:"activity,omitempty"`
+	Footprint Footprint    `json:"footprint"`
 	// Creation is the CPU every process used from the scenario's start until
 	// its last pod and Service existed: the phase its creation figures time.
 	Creation *PhaseCPU `json:"creationPhase,omitempty"`
@@ -64,6 +66,8 @@ type Result struct {
 
 	// creationFrom and creationTo bound Creation; set by the scenario.
 	creationFrom, creationTo time.Time
+	// namespace holds the scenario's jobs; the scenario's name if empty.
+	namespace string
 }
 
 // PhaseCPU is the CPU time of each process (the operator, the bench client
@@ -131,14 +135,20 @@ func (f Footprint) cpuMetrics() []Metric {
 		Metric{"cores busy (all processes / wall time)", total / f.WallSeconds, "cores"})
 }
 
-// APICost is what the operator sent to the apiserver during a scenario, as
-// seen by the accounting proxy in front of the apiserver.
+// APICost is what the operator sent to the apiserver during a scenario,
+// counted by its own client metrics (rest_client_requests_total), and with
+// --proxy also by the accounting proxy in front of the apiserver.
 type APICost struct {
-	Total    int        `json:"total"`
-	Requests []APICount `json:"requests"`
-	// OperatorReported is the delta of the operator's own
-	// rest_client_requests_total (a cross-check of Total; -1 if unavailable).
-	OperatorReported int `json:"operatorReported"`
+	// Total is the delta of the operator's rest_client_requests_total; -1
+	// if its metrics could not be read (then the proxy's count, if any,
+	// stands in: see Requests).
+	Total int `json:"total"`
+	// Methods is that delta by HTTP method and response code.
+	Methods []MethodCount `json:"methods,omitempty"`
+	// ProxyTotal and Requests are the proxy's count and its breakdown by
+	// verb, resource and code (--proxy only; ProxyTotal is -1 without it).
+	ProxyTotal int        `json:"proxyTotal"`
+	Requests   []APICount `json:"requests,omitempty"`
 	// ThrottleSeconds is the delta of
 	// rest_client_rate_limiter_duration_seconds_sum: time requests waited in
 	// the client-side rate limiter (QPS/burst), summed over requests.
@@ -152,6 +162,13 @@ type APICost struct {
 	MeanQueueWaitSeconds float64 `json:"meanQueueWaitSeconds"`
 }
 
+// MethodCount is the number of requests with one HTTP method and code.
+type MethodCount struct {
+	Method string `json:"method"`
+	Code   string `json:"code"`
+	Count  int    `json:"count"`
+}
+
 // APICount is the number of requests with one verb, resource and status code.
 type APICount struct {
 	Verb     string `json:"verb"`
@@ -160,33 +177,69 @@ type APICount struct {
 	Count    int    `json:"count"`
 }
 
+// fromMetrics reports whether the operator's metrics were read; else the
+// counts come from the proxy.
+func (a *APICost) fromMetrics() bool { return a.Total >= 0 }
+
+// RequestTotal counts every request: the operator's metrics, else the proxy.
+func (a *APICost) RequestTotal() int {
+	if a.fromMetrics() {
+		return a.Total
+	}
+	return max(a.ProxyTotal, 0)
+}
+
 // Conflicts counts 409 responses.
 func (a *APICost) Conflicts() int {
+	if a.fromMetrics() {
+		return a.methods(func(c MethodCount) bool { return c.Code == "409" })
+	}
 	return a.count(func(c APICount) bool { return c.Code == 409 })
 }
 
-// Events counts event writes (core and events.k8s.io).
-func (a *APICost) Events() int {
+// Writes counts POST, PUT, PATCH and DELETE requests (create, update,
+// patch, apply, delete and deletecollection).
+func (a *APICost) Writes() int {
+	if a.fromMetrics() {
+		return a.methods(func(c MethodCount) bool {
+			switch c.Method {
+			case "POST", "PUT", "PATCH", "DELETE":
+				return true
+			}
+			return false
+		})
+	}
+	return a.count(func(c APICount) bool { return isWrite(c.Verb) })
+}
+
+// ProxyEvents counts event writes (core and events.k8s.io) seen by the proxy.
+func (a *APICost) ProxyEvents() int {
 	return a.count(func(c APICount) bool {
 		return isWrite(c.Verb) && (c.Resource == "events" || c.Resource == "events.events.k8s.io")
 	})
 }
 
-// StatusWrites counts writes to kubeflow.org status subresources.
-func (a *APICost) StatusWrites() int {
+// ProxyStatusWrites counts writes to kubeflow.org status subresources seen
+// by the proxy.
+func (a *APICost) ProxyStatusWrites() int {
 	return a.count(func(c APICount) bool {
 		return isWrite(c.Verb) && strings.HasSuffix(c.Resource, ".kubeflow.org/status")
 	})
 }
 
-// Writes counts create, update, patch, delete and deletecollection requests.
-func (a *APICost) Writes() int {
-	return a.count(func(c APICount) bool { return isWrite(c.Verb) })
-}
-
 func (a *APICost) count(match func(APICount) bool) int {
 	n := 0
 	for _, c := range a.Requests {
+		if match(c) {
+			n += c.Count
+		}
+	}
+	return n
+}
+
+func (a *APICost) methods(match func(MethodCount) bool) int {
+	n := 0
+	for _, c := range a.Methods {
 		if match(c) {
 			n += c.Count
 		}
@@ -200,6 +253,21 @@ func isWrite(verb string) bool {
 		return true
 	}
 	return false
+}
+
+// JobActivity is what the bench's own watches saw happen to a scenario's
+// jobs, whoever the client and however it connects: status writes (a
+// MODIFIED event whose .status changed) and the Events whose involvedObject
+// is one of the jobs.
+type JobActivity struct {
+	Jobs int `json:"jobs"`
+	// StatusWrites is the sum over jobs, MaxStatusWrites the most on one job.
+	StatusWrites    int `json:"statusWrites"`
+	MaxStatusWrites int `json:"maxStatusWrites"`
+	// EventObjects is the number of distinct Event objects, EventCount the
+	// sum of their count fields (aggregated repeats included).
+	EventObjects int `json:"eventObjects"`
+	EventCount   int `json:"eventCount"`
 }
 
 // Percentiles summarises a latency sample.
@@ -277,10 +345,20 @@ func (r *Report) Markdown() string {
 			if res.API == nil || res.Jobs == 0 {
 				continue
 			}
-			fmt.Fprintf(&b, "\n### %s: operator API requests (%d jobs, %d pods)\n\n", res.Scenario, res.Jobs, res.Pods)
-			b.WriteString("| verb | resource | code | total | per job |\n|---|---|---:|---:|---:|\n")
-			for _, c := range res.API.Requests {
-				fmt.Fprintf(&b, "| %s | %s | %d | %d | %.2f |\n", c.Verb, c.Resource, c.Code, c.Count, float64(c.Count)/float64(res.Jobs))
+			j := float64(res.Jobs)
+			if len(res.API.Methods) > 0 {
+				fmt.Fprintf(&b, "\n### %s: operator API requests by method (rest_client_requests_total; %d jobs, %d pods)\n\n", res.Scenario, res.Jobs, res.Pods)
+				b.WriteString("| method | code | total | per job |\n|---|---:|---:|---:|\n")
+				for _, c := range res.API.Methods {
+					fmt.Fprintf(&b, "| %s | %s | %d | %.2f |\n", c.Method, c.Code, c.Count, float64(c.Count)/j)
+				}
+			}
+			if len(res.API.Requests) > 0 {
+				fmt.Fprintf(&b, "\n### %s: operator API requests by resource (proxy; %d jobs, %d pods)\n\n", res.Scenario, res.Jobs, res.Pods)
+				b.WriteString("| verb | resource | code | total | per job |\n|---|---|---:|---:|---:|\n")
+				for _, c := range res.API.Requests {
+					fmt.Fprintf(&b, "| %s | %s | %d | %d | %.2f |\n", c.Verb, c.Resource, c.Code, c.Count, float64(c.Count)/j)
+				}
 			}
 		}
 	}
@@ -290,40 +368,60 @@ func (r *Report) Markdown() string {
 	return b.String()
 }
 
-// resultMetrics is a scenario's metrics followed by its derived API and
-// footprint figures.
+// resultMetrics is a scenario's metrics followed by its derived API,
+// activity and footprint figures.
 func resultMetrics(res *Result) []Metric {
 	out := slices.Clone(res.Metrics)
+	j := float64(res.Jobs)
 	if a := res.API; a != nil {
-		out = append(out, Metric{"API requests", float64(a.Total), "req"})
-		if a.OperatorReported >= 0 {
-			out = append(out, Metric{"API requests (operator's rest_client_requests_total)", float64(a.OperatorReported), "req"})
+		if a.fromMetrics() {
+			out = append(out, Metric{"API requests (operator's rest_client_requests_total)", float64(a.Total), "req"})
 		}
+		if a.ProxyTotal >= 0 {
+			out = append(out, Metric{"API requests (proxy)", float64(a.ProxyTotal), "req"})
+		}
+		out = append(out, Metric{"409 conflicts", float64(a.Conflicts()), "req"})
 		if res.Jobs > 0 {
-			j := float64(res.Jobs)
 			out = append(out,
-				Metric{"API requests / job", float64(a.Total) / j, "req"},
+				Metric{"API requests / job", float64(a.RequestTotal()) / j, "req"},
 				Metric{"API writes / job", float64(a.Writes()) / j, "req"},
-				Metric{"status writes / job", float64(a.StatusWrites()) / j, "req"},
-				Metric{"event writes / job", float64(a.Events()) / j, "req"},
-				Metric{"409 conflicts / job", float64(a.Conflicts()) / j, "req"},
 			)
-			total := 0
-			for _, n := range a.Reconciles {
-				total += n
+			if a.ProxyTotal >= 0 {
+				out = append(out,
+					Metric{"status writes / job (proxy)", float64(a.ProxyStatusWrites()) / j, "req"},
+					Metric{"event writes / job (proxy)", float64(a.ProxyEvents()) / j, "req"})
 			}
-			out = append(out, Metric{"reconciles / job", float64(total) / j, ""})
+			out = append(out, Metric{"reconciles / job", float64(a.reconciles()) / j, ""})
 		}
 		out = append(out,
 			Metric{"mean reconcile duration", a.MeanReconcileSeconds, "s"},
 			Metric{"mean workqueue wait", a.MeanQueueWaitSeconds, "s"})
 		out = append(out, Metric{"client-side throttling (sum of waits)", a.ThrottleSeconds, "s"})
 	}
+	if act := res.Activity; act != nil && res.Jobs > 0 {
+		out = append(out,
+			Metric{"status writes / job (watch, mean)", float64(act.StatusWrites) / j, ""},
+			Metric{"status writes / job (watch, max)", float64(act.MaxStatusWrites), ""},
+			Metric{"Event objects / job", float64(act.EventObjects) / j, ""},
+			Metric{"Events / job (sum of count)", float64(act.EventCount) / j, ""})
+	}
+	if res.Jobs > 0 {
+		out = append(out, Metric{"operator CPU / job", 1000 * res.Footprint.CPUSeconds / j, "ms"})
+	}
 	return append(append(out,
 		Metric{"operator CPU", res.Footprint.CPUSeconds, "s"},
 		Metric{"operator peak RSS", res.Footprint.PeakRSSMiB, "MiB"},
 		Metric{"operator RSS at end", res.Footprint.RSSMiB, "MiB"},
 	), append(res.Footprint.cpuMetrics(), res.Creation.metrics("until all created")...)...)
+}
+
+// reconciles is the number of reconciles of any result.
+func (a *APICost) reconciles() int {
+	total := 0
+	for _, n := range a.Reconciles {
+		total += n
+	}
+	return total
 }
 
 // compareMarkdown puts the metrics of two runs side by side with B/A ratios.

@@ -34,17 +34,8 @@ func retained(n int) scenario {
 		if err := e.createNamespace(ctx, ns); err != nil {
 			return err
 		}
-		jobs := make([]*kubeflowv1.PyTorchJob, n)
-		for i := range jobs {
-			// Short-lived pods pinned to nodes round-robin: this scenario
-			// measures memory, and 20,000 pods through the scheduler of this
-			// 2-core control plane would take hours.
-			jobs[i] = jobTemplate(fmt.Sprintf("job-%05d", i), ns, 3, time.Second)
-			node := fmt.Sprintf("%s%d", cluster.NodeNamePrefix, i%e.sizes.nodes)
-			for _, rs := range jobs[i].Spec.PyTorchReplicaSpecs {
-				rs.Template.Spec.NodeName = node
-			}
-		}
+		// Short-lived pods: this scenario measures memory.
+		jobs := pinnedJobs(ns, "job", n, time.Second, e.sizes.nodes)
 		res.Jobs, res.Pods = n, 4*n
 		start := time.Now()
 		keys, err := e.createJobs(ctx, jobs, createParallelism)
@@ -61,4 +52,19 @@ func retained(n int) scenario {
 		}
 		return waitErr
 	}}
+}
+
+// pinnedJobs are n PyTorchJobs of 1 master + 3 workers named <prefix>-00000,
+// ... whose pods run for podRuntime on nodes assigned round-robin: 20,000
+// pods through the scheduler of this 2-core control plane would take hours.
+func pinnedJobs(ns, prefix string, n int, podRuntime time.Duration, nodes int) []*kubeflowv1.PyTorchJob {
+	jobs := make([]*kubeflowv1.PyTorchJob, n)
+	for i := range jobs {
+		jobs[i] = jobTemplate(fmt.Sprintf("%s-%05d", prefix, i), ns, 3, podRuntime)
+		node := fmt.Sprintf("%s%d", cluster.NodeNamePrefix, i%nodes)
+		for _, rs := range jobs[i].Spec.PyTorchReplicaSpecs {
+			rs.Template.Spec.NodeName = node
+		}
+	}
+	return jobs
 }

@@ -32,6 +32,7 @@ func steady(rate float64, d time.Duration) scenario {
 	name := fmt.Sprintf("steady-%gps-%s", rate, d)
 	return scenario{name: name, run: func(ctx context.Context, e *env, res *Result) error {
 		ns := fmt.Sprintf("steady-%gps", rate)
+		res.namespace = ns
 		if err := e.createNamespace(ctx, ns); err != nil {
 			return err
 		}

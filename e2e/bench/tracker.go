@@ -23,7 +23,9 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
 	toolscache "k8s.io/client-go/tools/cache"
@@ -34,16 +36,20 @@ import (
 	"github.com/seed-d8a409e9/training-operator/test/util"
 )
 
-// tracker watches pods, services and PyTorchJobs with informers and records
-// when the bench first saw each pod and service, each pod Running and
-// finished, and each job Running and Succeeded. Times are the bench's clock
-// when the watch event arrived.
+// tracker watches pods, services, PyTorchJobs and the Events about
+// PyTorchJobs with informers and records when the bench first saw each pod
+// and service, each pod Running and finished, each job Running and
+// Succeeded, each write to a job's status and each Event (or repeat of one)
+// about a job. Times are the bench's clock when the watch event arrived.
+// These watches see the apiserver's objects, so they count the same for any
+// operator and any connection (with or without the proxy).
 type tracker struct {
-	mu   sync.Mutex
-	jobs map[types.NamespacedName]*jobTimes
-	ns   map[string]*nsTimes
-	pods map[types.UID]uint8 // podSeen | podRunning | podDone
-	svcs map[types.UID]bool
+	mu     sync.Mutex
+	jobs   map[types.NamespacedName]*jobTimes
+	ns     map[string]*nsTimes
+	pods   map[types.UID]uint8 // podSeen | podRunning | podDone
+	svcs   map[types.UID]bool
+	events map[types.UID]int32 // last count seen per Event
 }
 
 const (
@@ -60,6 +66,20 @@ type jobTimes struct {
 	running        time.Time
 	succeeded      time.Time
 	failed         bool
+	// statusWrites are the times of the MODIFIED events that changed
+	// .status: one per effective status write (a write that changes
+	// nothing is no event).
+	statusWrites []time.Time
+	// events are the Events about the job: a new object or a higher count.
+	events []eventObs
+}
+
+// eventObs is one observation of an Event about a job: a new Event object
+// (count increments n from 0) or a repeat of one (count increments n).
+type eventObs struct {
+	at    time.Time
+	isNew bool
+	n     int
 }
 
 // nsTimes aggregates all pods and services in one namespace.
@@ -70,15 +90,24 @@ type nsTimes struct {
 }
 
 func startTracker(ctx context.Context, cfg *rest.Config) (*tracker, error) {
-	c, err := cache.New(cfg, cache.Options{Scheme: util.Scheme(), DefaultTransform: cache.TransformStripManagedFields()})
+	c, err := cache.New(cfg, cache.Options{
+		Scheme: util.Scheme(), DefaultTransform: cache.TransformStripManagedFields(),
+		// Only the Events about jobs: the scheduler's and KWOK's about pods
+		// are many and not the operator's.
+		ByObject: map[client.Object]cache.ByObject{
+			&corev1.Event{}: {Field: fields.OneTermEqualSelector("involvedObject.kind", kubeflowv1.PyTorchJobKind)},
+		},
+	})
 	if err != nil {
 		return nil, err
 	}
-	t := &tracker{jobs: map[types.NamespacedName]*jobTimes{}, ns: map[string]*nsTimes{}, pods: map[types.UID]uint8{}, svcs: map[types.UID]bool{}}
-	handlers := map[client.Object]func(any){
-		&corev1.Pod{}:            t.onPod,
-		&corev1.Service{}:        t.onService,
+	t := &tracker{jobs: map[types.NamespacedName]*jobTimes{}, ns: map[string]*nsTimes{}, pods: map[types.UID]uint8{},
+		svcs: map[types.UID]bool{}, events: map[types.UID]int32{}}
+	handlers := map[client.Object]func(old, obj any){
+		&corev1.Pod{}:            func(_, o any) { t.onPod(o) },
+		&corev1.Service{}:        func(_, o any) { t.onService(o) },
 		&kubeflowv1.PyTorchJob{}: t.onJob,
+		&corev1.Event{}:          func(_, o any) { t.onEvent(o) },
 	}
 	for obj, h := range handlers {
 		inf, err := c.GetInformer(ctx, obj)
@@ -86,8 +115,8 @@ func startTracker(ctx context.Context, cfg *rest.Config) (*tracker, error) {
 			return nil, err
 		}
 		if _, err := inf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
-			AddFunc:    h,
-			UpdateFunc: func(_, o any) { h(o) },
+			AddFunc:    func(o any) { h(nil, o) },
+			UpdateFunc: h,
 		}); err != nil {
 			return nil, err
 		}
@@ -181,7 +210,7 @@ func (t *tracker) onService(o any) {
 	}
 }
 
-func (t *tracker) onJob(o any) {
+func (t *tracker) onJob(old, o any) {
 	job, ok := o.(*kubeflowv1.PyTorchJob)
 	if !ok {
 		return
@@ -190,6 +219,9 @@ func (t *tracker) onJob(o any) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	j := t.job(client.ObjectKeyFromObject(job))
+	if prev, ok := old.(*kubeflowv1.PyTorchJob); ok && statusChanged(prev, job) {
+		j.statusWrites = append(j.statusWrites, now)
+	}
 	for _, c := range job.Status.Conditions {
 		if c.Status != corev1.ConditionTrue {
 			continue
@@ -210,6 +242,87 @@ func (t *tracker) onJob(o any) {
 			j.failed = true
 		}
 	}
+}
+
+// statusChanged reports whether an update of the same job changed its
+// status. A relist's replayed object is the same resourceVersion: no write.
+func statusChanged(old, cur *kubeflowv1.PyTorchJob) bool {
+	if old.UID != cur.UID || old.ResourceVersion == cur.ResourceVersion {
+		return false
+	}
+	return !equality.Semantic.DeepEqual(old.Status, cur.Status)
+}
+
+// onEvent records a new Event about a job, or a higher count of one.
+func (t *tracker) onEvent(o any) {
+	ev, ok := o.(*corev1.Event)
+	if !ok || ev.InvolvedObject.Kind != kubeflowv1.PyTorchJobKind {
+		return
+	}
+	now := time.Now()
+	count := max(ev.Count, 1) // events.k8s.io events without a series show 0
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	last, seen := t.events[ev.UID]
+	if seen && count <= last {
+		return
+	}
+	t.events[ev.UID] = count
+	key := types.NamespacedName{Namespace: ev.InvolvedObject.Namespace, Name: ev.InvolvedObject.Name}
+	if key.Namespace == "" {
+		key.Namespace = ev.Namespace
+	}
+	j := t.job(key)
+	j.events = append(j.events, eventObs{at: now, isNew: !seen, n: int(count - last)})
+}
+
+// activity sums what the watches saw on the given jobs between from and to
+// (zero times: unbounded).
+func (t *tracker) activity(keys []types.NamespacedName, from, to time.Time) JobActivity {
+	in := func(at time.Time) bool {
+		return (from.IsZero() || !at.Before(from)) && (to.IsZero() || !at.After(to))
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	a := JobActivity{Jobs: len(keys)}
+	for _, k := range keys {
+		j := t.jobs[k]
+		if j == nil {
+			continue
+		}
+		n := 0
+		for _, at := range j.statusWrites {
+			if in(at) {
+				n++
+			}
+		}
+		a.StatusWrites += n
+		a.MaxStatusWrites = max(a.MaxStatusWrites, n)
+		for _, e := range j.events {
+			if !in(e.at) {
+				continue
+			}
+			if e.isNew {
+				a.EventObjects++
+			}
+			a.EventCount += e.n
+		}
+	}
+	return a
+}
+
+// jobKeysIn lists the jobs seen in a namespace (created by the bench or
+// seen by the job watch).
+func (t *tracker) jobKeysIn(ns string) []types.NamespacedName {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	var out []types.NamespacedName
+	for k := range t.jobs {
+		if k.Namespace == ns {
+			out = append(out, k)
+		}
+	}
+	return out
 }
 
 // markCreated records when the bench sent the create request for a job.

@@ -1,0 +1,86 @@
+/*
+Copyright 2026 The training-operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package main
+
+import (
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	kubeflowv1 "github.com/seed-d8a409e9/training-operator/apis/kubeflow.org/v1"
+)
+
+func newTestTracker() *tracker {
+	return &tracker{jobs: map[types.NamespacedName]*jobTimes{}, ns: map[string]*nsTimes{}, pods: map[types.UID]uint8{},
+		svcs: map[types.UID]bool{}, events: map[types.UID]int32{}}
+}
+
+// A status write is a MODIFIED event that changed .status; metadata or spec
+// changes and a relist's replay of the same object are not.
+func TestTrackerCountsStatusWrites(t *testing.T) {
+	tr := newTestTracker()
+	job := func(rv string, conds ...kubeflowv1.JobConditionType) *kubeflowv1.PyTorchJob {
+		j := &kubeflowv1.PyTorchJob{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "a", UID: "u", ResourceVersion: rv}}
+		for _, c := range conds {
+			j.Status.Conditions = append(j.Status.Conditions, kubeflowv1.JobCondition{Type: c, Status: corev1.ConditionTrue})
+		}
+		return j
+	}
+	other := &kubeflowv1.PyTorchJob{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "b", UID: "v", ResourceVersion: "1"}}
+	tr.onJob(nil, job("1"))
+	tr.onJob(nil, other)
+	tr.onJob(job("1"), job("2", kubeflowv1.JobCreated))
+	labelled := job("3", kubeflowv1.JobCreated)
+	labelled.Labels = map[string]string{"x": "y"}
+	tr.onJob(job("2", kubeflowv1.JobCreated), labelled)                                               // metadata only
+	tr.onJob(labelled, labelled)                                                                      // relist replay
+	tr.onJob(labelled, job("4", kubeflowv1.JobCreated, kubeflowv1.JobRunning))                        // Running
+	tr.onJob(job("4", kubeflowv1.JobCreated, kubeflowv1.JobRunning), job("5", kubeflowv1.JobCreated)) // any change
+
+	keys := []types.NamespacedName{{Namespace: "ns", Name: "a"}, {Namespace: "ns", Name: "b"}}
+	got := tr.activity(keys, time.Time{}, time.Time{})
+	if got.Jobs != 2 || got.StatusWrites != 3 || got.MaxStatusWrites != 3 {
+		t.Errorf("activity = %+v, want 3 status writes on one of 2 jobs", got)
+	}
+	if got := tr.activity(keys, time.Now().Add(time.Hour), time.Time{}); got.StatusWrites != 0 {
+		t.Errorf("activity after the writes = %+v", got)
+	}
+}
+
+// Events about a job: each new object counts its count, a repeat counts the
+// increment, and a replay or lower count nothing.
+func TestTrackerCountsEvents(t *testing.T) {
+	tr := newTestTracker()
+	ev := func(uid string, count int32) *corev1.Event {
+		return &corev1.Event{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: uid, UID: types.UID(uid)},
+			InvolvedObject: corev1.ObjectReference{Kind: kubeflowv1.PyTorchJobKind, Namespace: "ns", Name: "a"}, Count: count}
+	}
+	tr.onEvent(ev("e1", 1))
+	tr.onEvent(ev("e1", 3)) // aggregated twice more
+	tr.onEvent(ev("e1", 3)) // replay
+	tr.onEvent(ev("e2", 0)) // events.k8s.io without a series
+	pod := ev("e3", 1)
+	pod.InvolvedObject.Kind = "Pod"
+	tr.onEvent(pod)
+	got := tr.activity([]types.NamespacedName{{Namespace: "ns", Name: "a"}}, time.Time{}, time.Time{})
+	if got.EventObjects != 2 || got.EventCount != 4 {
+		t.Errorf("activity = %+v, want 2 Event objects, count 4", got)
+	}
+}
