@@ -24,9 +24,13 @@ limitations under the License.
 package main
 
 import (
+	"context"
+	"errors"
 	"flag"
 	"fmt"
+	"net/http"
 	"os"
+	"time"
 
 	"go.uber.org/zap/zapcore"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -125,6 +129,14 @@ func main() {
 		setupLog.Error(err, "unable to set up ready check")
 		os.Exit(1)
 	}
+	// And once the informers the controllers started have listed the
+	// cluster: a job created right after readiness then gets its pods at
+	// once instead of after the initial lists (seconds with thousands of
+	// jobs). Replicas that are not the leader start no informers.
+	if err := mgr.AddReadyzCheck("informers", cacheSynced(mgr.GetCache())); err != nil {
+		setupLog.Error(err, "unable to set up ready check")
+		os.Exit(1)
+	}
 
 	if err := webhooks.Setup(mgr, kinds.Webhooks(), cfg.EnabledSchemes); err != nil {
 		setupLog.Error(err, "unable to set up webhooks")
@@ -214,4 +226,19 @@ func newManager(cfg *configv1alpha1.Configuration, certs *cert.Provider) (ctrl.M
 			CertDir: cfg.Webhook.CertDir,
 		})),
 	})
+}
+
+// cacheSynced is a readiness check that passes once the informer cache has
+// synced every informer started so far.
+func cacheSynced(c interface {
+	WaitForCacheSync(context.Context) bool
+}) healthz.Checker {
+	return func(req *http.Request) error {
+		ctx, cancel := context.WithTimeout(req.Context(), 200*time.Millisecond)
+		defer cancel()
+		if !c.WaitForCacheSync(ctx) {
+			return errors.New("informer caches not synced yet")
+		}
+		return nil
+	}
 }
