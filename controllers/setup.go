@@ -87,24 +87,8 @@ func Setup(mgr ctrl.Manager, cfg *configv1alpha1.Configuration, all []Kind) erro
 			return fmt.Errorf("%s controller: %w", name, err)
 		}
 		log.Info("controller registered", "scheme", name, "concurrency", config.Concurrency(cfg, name))
-		requestInformers(mgr.GetCache(), engine.WatchedTypes(fw))
 	}
 	return nil
-}
-
-// requestInformers asks for the informers a controller will watch before
-// the manager starts, so that the cache lists them all at once when it
-// starts. Otherwise the pod informer (requested early by its field index)
-// is listed first and the others only when the controllers start: make
-// bench's restart with 5,000 jobs was ready after 20 s, 12 s of them
-// listing pods alone. A kind whose CRD is not served yet is skipped: its
-// controller waits for it as before.
-func requestInformers(c cache.Cache, objs []client.Object) {
-	for _, obj := range objs {
-		if _, err := c.GetInformer(context.Background(), obj, cache.BlockUntilSynced(false)); err != nil {
-			ctrl.Log.WithName("setup").V(1).Info("informer not requested early", "type", fmt.Sprintf("%T", obj), "error", err.Error())
-		}
-	}
 }
 
 // cacheByObject keeps only our children in the informer caches: pods,

@@ -132,16 +132,6 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	return r.opts.OnController(c)
 }
 
-// WatchedTypes are the object types fw's controller watches: its jobs, pods,
-// Services and the framework's extra children.
-func WatchedTypes(fw Framework) []client.Object {
-	out := []client.Object{fw.NewJob(), &corev1.Pod{}, &corev1.Service{}}
-	for _, t := range extraTypes(fw) {
-		out = append(out, t.Object)
-	}
-	return out
-}
-
 // goneFromCache ends the in-flight record of a child we created when the
 // cache shows its deletion, not at the job's next reconcile: under a backlog
 // that reconcile may come after the child is already gone again (deleted by
