@@ -129,11 +129,10 @@ func main() {
 		setupLog.Error(err, "unable to set up ready check")
 		os.Exit(1)
 	}
-	// And once the informers have listed the cluster: a job created right
-	// after readiness then gets its pods at once instead of after the
-	// initial lists (seconds with thousands of jobs). Standby replicas list
-	// it too (controllers.Setup requests the informers up front), so a
-	// failover starts from warm caches.
+	// And once the informers the controllers started have listed the
+	// cluster: a job created right after readiness then gets its pods at
+	// once instead of after the initial lists (seconds with thousands of
+	// jobs). Replicas that are not the leader start no controllers.
 	if err := mgr.AddReadyzCheck("informers", cacheSynced(mgr.GetCache())); err != nil {
 		setupLog.Error(err, "unable to set up ready check")
 		os.Exit(1)
