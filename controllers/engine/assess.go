@@ -3,11 +3,13 @@ package engine
 import (
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kubeflowv1 "github.com/seed-d8a409e9/training-operator/apis/kubeflow.org/v1"
@@ -30,10 +32,13 @@ type assessment struct {
 	// containerRestarts are in-place kubelet restarts of live pods whose
 	// policy restarts containers.
 	containerRestarts int32
+	// vanished are the vanishedPods entries this assessment dealt with.
+	vanished []types.UID
 }
 
 // assess applies the restart rule to every pod of the job.
-func (r *Reconciler) assess(job client.Object, ch children, specs map[kubeflowv1.ReplicaType]*kubeflowv1.ReplicaSpec, now time.Time) assessment {
+// gone are the job's vanished pods (vanishedPods) not counted yet.
+func (r *Reconciler) assess(job client.Object, ch children, gone []*corev1.Pod, specs map[kubeflowv1.ReplicaType]*kubeflowv1.ReplicaSpec, now time.Time) assessment {
 	var a assessment
 	j := r.jobRef(job)
 	counted := map[string]bool{}
@@ -95,7 +100,41 @@ func (r *Reconciler) assess(job client.Object, ch children, specs map[kubeflowv1
 			}
 		}
 	}
+	for _, pod := range gone {
+		a.vanished = append(a.vanished, pod.UID)
+		rt, ok := replicaTypeOf(r.fw.ReplicaTypes(job), specs, pod)
+		if !ok || counted[string(pod.UID)] {
+			continue
+		}
+		// Deleted by someone else and gone before a pass saw it terminating:
+		// the same disruption as above.
+		f := describeFailure(pod, rt, r.fw.DefaultContainerName())
+		f.Disrupted = true
+		if f.Reason == "" {
+			f.Reason = "Deleted"
+		}
+		a.retries = append(a.retries, f)
+		a.newlyCounted += 1 + containerRestarts(pod)
+		a.counted = append(a.counted, pod.UID)
+	}
 	return a
+}
+
+// replicaTypeOf finds a vanished pod's replica in the job's spec by its
+// labels; a pod of no replica the job still runs is nobody's restart.
+func replicaTypeOf(rts []kubeflowv1.ReplicaType, specs map[kubeflowv1.ReplicaType]*kubeflowv1.ReplicaSpec, pod *corev1.Pod) (kubeflowv1.ReplicaType, bool) {
+	label := pod.Labels[kubeflowv1.ReplicaTypeLabel]
+	index, err := strconv.Atoi(pod.Labels[kubeflowv1.ReplicaIndexLabel])
+	if err != nil {
+		return "", false
+	}
+	for _, rt := range rts {
+		spec := specs[rt]
+		if strings.EqualFold(string(rt), label) && spec != nil && index >= 0 && index < int(ptr.Deref(spec.Replicas, 1)) {
+			return rt, true
+		}
+	}
+	return "", false
 }
 
 // backoffExceeded applies backoffLimit to every retry: recorded ones, the

@@ -21,7 +21,7 @@ import (
 
 // memorySizes counts what the Reconciler keeps per job.
 type memorySizes struct {
-	Inflight, Written, Held, External, PodMemos int
+	Inflight, Written, Held, External, PodMemos, Vanished int
 }
 
 func (r *Reconciler) memorySizes() memorySizes {
@@ -34,7 +34,7 @@ func (r *Reconciler) memorySizes() memorySizes {
 	r.podMemos.mu.Lock()
 	p := len(r.podMemos.jobs)
 	r.podMemos.mu.Unlock()
-	return memorySizes{Inflight: r.inflight.Len(), Written: w, Held: h, External: e, PodMemos: p}
+	return memorySizes{Inflight: r.inflight.Len(), Written: w, Held: h, External: e, PodMemos: p, Vanished: r.vanished.len()}
 }
 
 // Jobs deleted without a pass seeing their deletion timestamp (TTL with
@@ -67,7 +67,7 @@ func TestDeletedJobsLeaveNoMemory(t *testing.T) {
 				WithIndex(&corev1.Service{}, ControllerUIDIndex, index).Build()
 			r := NewReconciler(fakeFramework{}, c, c, &eventLog{}, Options{StatusBatchWindow: -1})
 			ctx := context.Background()
-			jobGone := r.jobGone()
+			jobGone, podLeft := r.jobGone(), r.podLeft()
 			var peak memorySizes
 			for i := range jobs {
 				ns, uid := fmt.Sprintf("ns-%d", i), fmt.Sprintf("uid-%d", i)
@@ -97,14 +97,26 @@ func TestDeletedJobsLeaveNoMemory(t *testing.T) {
 					peak.PodMemos += s.PodMemos
 					peak.External += s.External
 				}
+				var pods corev1.PodList
+				if err := c.List(ctx, &pods, client.InNamespace(ns)); err != nil {
+					t.Fatal(err)
+				}
 				if err := c.Delete(ctx, job); err != nil {
 					t.Fatal(err)
 				}
-				// Garbage collection, so the fake store stays small.
+				// Garbage collection, so the fake store stays small. Its pod
+				// deletions reach the pod watch, which records pods it did
+				// not delete itself (vanishedPods).
 				for _, o := range []client.Object{&corev1.Pod{}, &corev1.Service{}} {
 					if err := c.DeleteAllOf(ctx, o, client.InNamespace(ns)); err != nil {
 						t.Fatal(err)
 					}
+				}
+				for i := range pods.Items {
+					podLeft.Delete(ctrlevent.DeleteEvent{Object: &pods.Items[i]})
+				}
+				if i == 0 {
+					peak.Vanished = r.memorySizes().Vanished
 				}
 				if tc.deleteEvent {
 					jobGone.Delete(ctrlevent.DeleteEvent{Object: job})
@@ -114,7 +126,7 @@ func TestDeletedJobsLeaveNoMemory(t *testing.T) {
 				}
 			}
 			// Every memory was used (by job 0, or job 9 for the external count).
-			if peak.Inflight == 0 || peak.Written == 0 || peak.PodMemos == 0 || peak.External == 0 {
+			if peak.Inflight == 0 || peak.Written == 0 || peak.PodMemos == 0 || peak.External == 0 || peak.Vanished == 0 {
 				t.Fatalf("the test does not exercise every memory: %+v", peak)
 			}
 			if d := cmp.Diff(memorySizes{}, r.memorySizes()); d != "" {

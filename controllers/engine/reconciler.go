@@ -81,6 +81,7 @@ type Reconciler struct {
 	written   *lastWrites
 	external  *externalJobs
 	podMemos  podMemos
+	vanished  vanishedPods
 }
 
 // NewReconciler builds the engine for one framework.
@@ -119,7 +120,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	b := ctrl.NewControllerManagedBy(mgr).
 		For(r.fw.NewJob(), builder.WithPredicates(r.jobGone(), r.notOwnEcho())).
 		Named(r.fw.ControllerName()).
-		Watches(&corev1.Pod{}, owner, builder.WithPredicates(r.goneFromCache("pod/"), podChanged())).
+		Watches(&corev1.Pod{}, owner, builder.WithPredicates(r.goneFromCache("pod/"), r.podLeft(), podChanged())).
 		Watches(&corev1.Service{}, owner, builder.WithPredicates(r.goneFromCache("svc/"), metaChanged())).
 		WithOptions(controller.Options{MaxConcurrentReconciles: r.opts.MaxConcurrentReconciles})
 	for _, t := range extraTypes(r.fw) {
@@ -185,6 +186,9 @@ type plan struct {
 	retryDeletes []*corev1.Pod
 	jobDeleted   bool
 	pods         podReport
+	// vanished are the vanishedPods entries the pass dealt with, counted the
+	// pods whose restart it counted: settled once the status is written.
+	vanished, counted []types.UID
 	// transitions, for metrics
 	created, running, succeeded, failed, restarted bool
 }
@@ -214,6 +218,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			r.written.forget(req.NamespacedName)
 			r.external.forget(req.NamespacedName)
 			r.podMemos.forget(req.NamespacedName)
+			r.vanished.forget(req.NamespacedName)
 			r.inflight.Forget(inflight.Job{Kind: r.fw.Kind(), NamespacedName: req.NamespacedName})
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
@@ -224,6 +229,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if cached.GetDeletionTimestamp() != nil {
 		r.inflight.Forget(r.jobRef(cached))
 		r.podMemos.forget(req.NamespacedName)
+		r.vanished.forget(req.NamespacedName)
 		return ctrl.Result{}, nil
 	}
 	if mb := r.fw.RunPolicy(cached).ManagedBy; mb != nil && *mb != kubeflowv1.KubeflowJobsController {
@@ -260,6 +266,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			}
 			return ctrl.Result{RequeueAfter: p.requeueAfter}, nil
 		}
+	}
+	if rp := r.fw.RunPolicy(job); IsFinished(&p.status) || p.jobDeleted || (rp.Suspend != nil && *rp.Suspend) {
+		// Pods leaving now are no restart.
+		r.vanished.forget(req.NamespacedName)
+	} else {
+		r.vanished.settle(req.NamespacedName, job.GetUID(), p.vanished, p.counted)
 	}
 	if err := r.afterStatus(ctx, job, p); err != nil || reconcileErr != nil {
 		// A failed retry deletion is retried with backoff (its Warning event
@@ -407,7 +419,8 @@ func (r *Reconciler) reconcile(ctx context.Context, job client.Object, p *plan) 
 	}
 	st.ReplicaStatuses = replicaStatuses(r.fw, name, specs, ch.allPods)
 
-	a := r.assess(job, ch, specs, now.Time)
+	a := r.assess(job, ch, r.vanished.pending(client.ObjectKeyFromObject(job), job.GetUID()), specs, now.Time)
+	p.vanished, p.counted = a.vanished, a.counted
 	switch {
 	case a.backoffExceeded(rp.BackoffLimit, st.RestartCount):
 		r.fail(p, job, kind+reasonFailed,
