@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"context"
 	"encoding/json"
 	"testing"
 	"time"
@@ -9,6 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	kubeflowv1 "github.com/seed-d8a409e9/training-operator/apis/kubeflow.org/v1"
 	"github.com/seed-d8a409e9/training-operator/internal/testjobs"
@@ -39,7 +41,7 @@ func TestStatusPatch(t *testing.T) {
 			stored := testjobs.MakePyTorchJob("j", "ns").Master(1).Workers(3).Obj()
 			stored.ResourceVersion = "41"
 			stored.Status = tc.cur
-			patch, err := statusPatch("41", &tc.cur, &tc.next)
+			patch, _, err := statusPatch("41", &tc.cur, &tc.next)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -64,5 +66,31 @@ func TestStatusPatch(t *testing.T) {
 				t.Errorf("patch metadata = %v (%v), want only resourceVersion 41", meta.Metadata, err)
 			}
 		})
+	}
+}
+
+// What a status write remembers (for passes that run before the cache shows
+// it) is the job as stored: the response carries only metadata, so the
+// written status is rebuilt, and must not keep anything of the old one.
+func TestStatusWriteRemembersTheStoredJob(t *testing.T) {
+	t0 := metav1.NewTime(time.Date(2026, 11, 30, 8, 0, 0, 0, time.UTC))
+	job := testjobs.MakePyTorchJob("j", "ns").UID("job-uid").Master(1).Workers(1).Obj()
+	job.Status = kubeflowv1.JobStatus{CountedPods: []string{"a"}, CompletionTime: &t0, RestartCount: 2,
+		ReplicaStatuses: map[kubeflowv1.ReplicaType]*kubeflowv1.ReplicaStatus{"Master": {Active: 1}, "Worker": {Active: 1}}}
+	h := newHarness(t, fakeFramework{}, job, Options{}, interceptor.Funcs{})
+	cached := h.job()
+	later := metav1.NewTime(t0.Add(1500 * time.Millisecond))
+	next := kubeflowv1.JobStatus{RestartCount: 2, StartTime: &later,
+		ReplicaStatuses: map[kubeflowv1.ReplicaType]*kubeflowv1.ReplicaStatus{"Master": {Succeeded: 1}}}
+	if _, err := h.r.writeStatus(context.Background(), cached, &next); err != nil {
+		t.Fatal(err)
+	}
+	stored := h.job()
+	remembered := h.r.written.freshest(cached).(*kubeflowv1.PyTorchJob)
+	if diff := cmp.Diff(stored, remembered); diff != "" {
+		t.Errorf("remembered job (-stored +remembered):\n%s", diff)
+	}
+	if !h.r.written.isEcho(stored) {
+		t.Errorf("the stored version (resourceVersion %s) is not known as our write's echo", stored.ResourceVersion)
 	}
 }
