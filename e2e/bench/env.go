@@ -207,7 +207,10 @@ func (w *window) end(ctx context.Context, res *Result) {
 	}
 	cpu, _ := e.operator.totalCPUSeconds()
 	res.Footprint.CPUSeconds = cpu - w.cpu
-	res.Footprint.RSSMiB, res.Footprint.PeakRSSMiB, _ = e.operator.memory()
+	if m, err := e.operator.memoryStatus(); err == nil {
+		res.Footprint.RSSMiB, res.Footprint.PeakRSSMiB = m.rss, m.hwm
+		res.Footprint.RSSAnonMiB, res.Footprint.RSSFileMiB = m.anon, m.file
+	}
 	res.Footprint.ControlPlaneCPUSeconds = snapshotCPU(e.cluster.PIDs()).since(w.cp)
 	if bench, err := processCPUSeconds(os.Getpid()); err == nil {
 		res.Footprint.BenchCPUSeconds = bench - w.bench

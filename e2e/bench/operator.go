@@ -290,28 +290,40 @@ func (o *operator) totalCPUSeconds() (float64, error) {
 
 // memory returns VmRSS and VmHWM in MiB.
 func (o *operator) memory() (rss, hwm float64, err error) {
+	m, err := o.memoryStatus()
+	return m.rss, m.hwm, err
+}
+
+// memStatus is the operator's memory from /proc/<pid>/status, in MiB: VmRSS,
+// VmHWM, and VmRSS split into anonymous pages (Go heap, stacks, runtime)
+// and file-backed ones (the binary's code and read-only data, which the
+// kernel maps in 64 KiB around each page touched: shared and reclaimable).
+type memStatus struct {
+	rss, hwm, anon, file float64
+}
+
+func (o *operator) memoryStatus() (memStatus, error) {
+	var m memStatus
 	f, err := os.Open(fmt.Sprintf("/proc/%d/status", o.pid()))
 	if err != nil {
-		return 0, 0, err
+		return m, err
 	}
 	defer f.Close()
+	fields := map[string]*float64{"VmRSS": &m.rss, "VmHWM": &m.hwm, "RssAnon": &m.anon, "RssFile": &m.file}
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
 		k, v, ok := strings.Cut(sc.Text(), ":")
-		if !ok || (k != "VmRSS" && k != "VmHWM") {
+		dst, wanted := fields[k]
+		if !ok || !wanted {
 			continue
 		}
 		kb, err := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 64)
 		if err != nil {
-			return 0, 0, err
+			return m, err
 		}
-		if k == "VmRSS" {
-			rss = kb / 1024
-		} else {
-			hwm = kb / 1024
-		}
+		*dst = kb / 1024
 	}
-	return rss, hwm, sc.Err()
+	return m, sc.Err()
 }
 
 // resetPeakRSS resets VmHWM to the current RSS (Linux >= 4.0); false if not allowed.

@@ -111,8 +111,11 @@ type Footprint struct {
 	// PeakRSSMiB is VmHWM: the peak since the window started when the
 	// kernel allows resetting it (/proc/<pid>/clear_refs), else since start.
 	PeakRSSMiB float64 `json:"peakRSSMiB"`
-	// RSSMiB is VmRSS at the end of the window.
-	RSSMiB float64 `json:"rssMiB"`
+	// RSSMiB is VmRSS at the end of the window, and its anonymous (heap,
+	// stacks) and file-backed (the binary's pages) parts.
+	RSSMiB     float64 `json:"rssMiB"`
+	RSSAnonMiB float64 `json:"rssAnonMiB,omitempty"`
+	RSSFileMiB float64 `json:"rssFileMiB,omitempty"`
 	// ControlPlaneCPUSeconds is each control-plane process's CPU time during
 	// the window (kube-apiserver, etcd, ...), and BenchCPUSeconds the bench's
 	// own (its clients, proxies and watches). With the operator's CPU and
@@ -412,6 +415,8 @@ func resultMetrics(res *Result) []Metric {
 		Metric{"operator CPU", res.Footprint.CPUSeconds, "s"},
 		Metric{"operator peak RSS", res.Footprint.PeakRSSMiB, "MiB"},
 		Metric{"operator RSS at end", res.Footprint.RSSMiB, "MiB"},
+		Metric{"operator RSS at end: anonymous (heap, stacks)", res.Footprint.RSSAnonMiB, "MiB"},
+		Metric{"operator RSS at end: file-backed (the binary's pages)", res.Footprint.RSSFileMiB, "MiB"},
 	), append(res.Footprint.cpuMetrics(), res.Creation.metrics("until all created")...)...)
 }
 
