@@ -32,7 +32,8 @@ import (
 // pod) and the Service spec.
 
 // trimPod keeps a pod's metadata (without managedFields and annotations), its phase,
-// conditions and container states, its restart policy, scheduler and node.
+// conditions (unless it succeeded) and container states, its restart policy,
+// scheduler and node.
 func trimPod(obj any) (any, error) {
 	pod, ok := obj.(*corev1.Pod)
 	if !ok {
@@ -48,6 +49,13 @@ func trimPod(obj any) (any, error) {
 		RestartPolicy: pod.Spec.RestartPolicy,
 		SchedulerName: pod.Spec.SchedulerName,
 		NodeName:      pod.Spec.NodeName,
+	}
+	if pod.Status.Phase == corev1.PodSucceeded {
+		// Nothing reads a succeeded pod's conditions (the restart rule reads a
+		// failed pod's, the trouble warnings an active pod's), and they were a
+		// third of a cached pod: 1.2 of 3.7 KB in memory, for the 20,000 pods
+		// of make bench's retained-5000.
+		pod.Status.Conditions = nil
 	}
 	pod.Status.ContainerStatuses = trimStatuses(pod.Status.ContainerStatuses)
 	pod.Status.InitContainerStatuses = trimStatuses(pod.Status.InitContainerStatuses)

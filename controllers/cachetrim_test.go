@@ -52,6 +52,31 @@ func TestTrimPod(t *testing.T) {
 	}
 }
 
+// A succeeded pod keeps its exit (the ExitedWithCode event reads it) but
+// not its conditions; a failed one keeps them (DisruptionTarget makes its
+// failure retryable), as does the active pod above.
+func TestTrimSucceededPodDropsConditions(t *testing.T) {
+	for _, tc := range []struct {
+		phase          corev1.PodPhase
+		keepConditions bool
+	}{{corev1.PodSucceeded, false}, {corev1.PodFailed, true}, {corev1.PodRunning, true}} {
+		pod := testjobs.MakePod("j-worker-0", "ns").Phase(tc.phase).Terminated("pytorch", 0, "Completed").
+			Condition(corev1.ContainersReady, corev1.ConditionFalse, "PodCompleted", "", time.Unix(1e9, 0)).
+			DisruptionTarget("EvictionByEvictionAPI").Obj()
+		want := pod.DeepCopy()
+		if !tc.keepConditions {
+			want.Status.Conditions = nil
+		}
+		got, err := trimPod(pod)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(want.Status, got.(*corev1.Pod).Status); diff != "" {
+			t.Errorf("%s pod status (-want +got):\n%s", tc.phase, diff)
+		}
+	}
+}
+
 func TestTrimService(t *testing.T) {
 	full := &corev1.Service{
 		ObjectMeta: metav1.ObjectMeta{Name: "j-worker-0", Namespace: "ns", Labels: map[string]string{"a": "b"},
