@@ -101,22 +101,23 @@ func TestDeletedJobsLeaveNoMemory(t *testing.T) {
 				if err := c.List(ctx, &pods, client.InNamespace(ns)); err != nil {
 					t.Fatal(err)
 				}
-				if err := c.Delete(ctx, job); err != nil {
+				// Someone deletes the pods of the live job: the pod watch
+				// records them (vanishedPods) for the pass that never comes.
+				if err := c.DeleteAllOf(ctx, &corev1.Pod{}, client.InNamespace(ns)); err != nil {
 					t.Fatal(err)
-				}
-				// Garbage collection, so the fake store stays small. Its pod
-				// deletions reach the pod watch, which records pods it did
-				// not delete itself (vanishedPods).
-				for _, o := range []client.Object{&corev1.Pod{}, &corev1.Service{}} {
-					if err := c.DeleteAllOf(ctx, o, client.InNamespace(ns)); err != nil {
-						t.Fatal(err)
-					}
 				}
 				for i := range pods.Items {
 					podLeft.Delete(ctrlevent.DeleteEvent{Object: &pods.Items[i]})
 				}
 				if i == 0 {
 					peak.Vanished = r.memorySizes().Vanished
+				}
+				if err := c.Delete(ctx, job); err != nil {
+					t.Fatal(err)
+				}
+				// Garbage collection, so the fake store stays small.
+				if err := c.DeleteAllOf(ctx, &corev1.Service{}, client.InNamespace(ns)); err != nil {
+					t.Fatal(err)
 				}
 				if tc.deleteEvent {
 					jobGone.Delete(ctrlevent.DeleteEvent{Object: job})

@@ -1,12 +1,14 @@
 package engine
 
 import (
+	"context"
 	"sort"
 	"sync"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	ctrlevent "sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
@@ -142,8 +144,7 @@ func contains(uids []types.UID, uid types.UID) bool {
 
 // podLeft records, from a pod's delete event, a pod of one of this
 // controller's jobs that someone else deleted. The event then enqueues the
-// job (at once), whose pass counts the pod or, if the job is gone, forgets
-// it. It never filters events.
+// job (at once), whose pass counts the pod. It never filters events.
 func (r *Reconciler) podLeft() predicate.Funcs {
 	return predicate.Funcs{
 		DeleteFunc: func(e ctrlevent.DeleteEvent) bool {
@@ -153,6 +154,13 @@ func (r *Reconciler) podLeft() predicate.Funcs {
 				return true
 			}
 			key := types.NamespacedName{Namespace: pod.Namespace, Name: ref.Name}
+			// Only pods of a job the cache still shows: the garbage collector's
+			// deletions after the job went (or after a new job took its name)
+			// are nobody's restart, and must not touch that new job's record.
+			job := r.fw.NewJob()
+			if err := r.client.Get(context.Background(), key, job, client.UnsafeDisableDeepCopy); err != nil || job.GetUID() != ref.UID {
+				return true
+			}
 			ours := r.inflight.IsDeleting(inflight.Job{Kind: r.fw.Kind(), NamespacedName: key, UID: ref.UID}, pod.UID)
 			r.vanished.left(key, ref.UID, pod, ours)
 			return true

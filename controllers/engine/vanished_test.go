@@ -160,3 +160,29 @@ func TestOwnAndSucceededPodsLeavingAreNoRestart(t *testing.T) {
 		t.Errorf("vanished memory holds %d jobs, want 0", n)
 	}
 }
+
+// Pods the garbage collector deletes after their job went, or after a new
+// job took its name, are nobody's restart and leave no record.
+func TestPodsOfAGoneJobLeaveNoRecord(t *testing.T) {
+	job := testjobs.MakePyTorchJob("j", "ns").UID("old-uid").Master(1).Workers(1).Obj()
+	h := newHarness(t, fakeFramework{}, job, Options{}, uniqueUIDs())
+	h.reconcile()
+	pods := h.pods()
+	if err := h.c.Delete(context.Background(), h.job()); err != nil {
+		t.Fatal(err)
+	}
+	next := testjobs.MakePyTorchJob("j", "ns").UID("new-uid").Master(1).Workers(1).Obj()
+	for _, after := range []string{"the job went", "a new job took its name"} {
+		if after == "a new job took its name" {
+			if err := h.c.Create(context.Background(), next); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for i := range pods {
+			h.deliverDelete(&pods[i])
+		}
+		if n := h.r.vanished.len(); n != 0 {
+			t.Errorf("after %s: vanished memory holds %d jobs, want 0", after, n)
+		}
+	}
+}
