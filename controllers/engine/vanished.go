@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"slices"
 	"sort"
 	"sync"
 
@@ -115,7 +116,7 @@ func (v *vanishedPods) settle(key types.NamespacedName, jobUID types.UID, taken,
 			v.dropIfEmpty(key, e)
 			continue
 		}
-		if !contains(taken, uid) {
+		if !slices.Contains(taken, uid) {
 			v.entry(key, jobUID, true).counted[uid] = true
 		}
 	}
@@ -131,15 +132,6 @@ func (v *vanishedPods) len() int {
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	return len(v.jobs)
-}
-
-func contains(uids []types.UID, uid types.UID) bool {
-	for _, u := range uids {
-		if u == uid {
-			return true
-		}
-	}
-	return false
 }
 
 // podLeft records, from a pod's delete event, a pod of one of this

@@ -50,6 +50,18 @@ func (h *harness) deliverDelete(pod *corev1.Pod) {
 
 func (h *harness) restartCount() int32 { return h.job().Status.RestartCount }
 
+// expectOneRestartAndNoMemory checks that exactly one restart was counted
+// and that nothing of it is left in the vanished-pod memory.
+func (h *harness) expectOneRestartAndNoMemory(when string) {
+	h.t.Helper()
+	if n := h.restartCount(); n != 1 {
+		h.t.Errorf("%s: restartCount = %d, want 1", when, n)
+	}
+	if n := h.r.vanished.len(); n != 0 {
+		h.t.Errorf("%s: vanished memory holds %d jobs, want 0", when, n)
+	}
+}
+
 // uniqueUIDs gives every created object a UID, as the API server does (the
 // fake client leaves it empty, which would make every pod the same one).
 func uniqueUIDs() interceptor.Funcs {
@@ -87,12 +99,7 @@ func TestVanishedPodIsCounted(t *testing.T) {
 				t.Fatalf("j-worker-0 was not recreated")
 			}
 			h.reconcile()
-			if n := h.restartCount(); n != 1 {
-				t.Errorf("restartCount after another pass = %d, want 1", n)
-			}
-			if n := h.r.vanished.len(); n != 0 {
-				t.Errorf("vanished memory holds %d jobs after the count was written, want 0", n)
-			}
+			h.expectOneRestartAndNoMemory("after another pass")
 		})
 	}
 }
@@ -124,12 +131,7 @@ func TestCountedPodIsNotCountedAgainWhenItLeaves(t *testing.T) {
 			h.deliverDelete(pod)
 			h.reconcile()
 		}
-		if n := h.restartCount(); n != 1 {
-			t.Errorf("event first %v: restartCount = %d after the counted pod left, want 1", eventFirst, n)
-		}
-		if n := h.r.vanished.len(); n != 0 {
-			t.Errorf("event first %v: vanished memory holds %d jobs, want 0", eventFirst, n)
-		}
+		h.expectOneRestartAndNoMemory(fmt.Sprintf("event first %v, after the counted pod left", eventFirst))
 	}
 }
 
@@ -153,12 +155,7 @@ func TestOwnAndSucceededPodsLeavingAreNoRestart(t *testing.T) {
 	}
 	h.removePod(succeeded, true)
 	h.reconcile()
-	if n := h.restartCount(); n != 1 {
-		t.Errorf("restartCount = %d, want 1: our own retry deletion and a succeeded pod are no restart", n)
-	}
-	if n := h.r.vanished.len(); n != 0 {
-		t.Errorf("vanished memory holds %d jobs, want 0", n)
-	}
+	h.expectOneRestartAndNoMemory("after our own retry deletion and a succeeded pod left")
 }
 
 // Pods the garbage collector deletes after their job went, or after a new
