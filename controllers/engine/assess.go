@@ -46,6 +46,7 @@ func (r *Reconciler) assess(job client.Object, ch children, gone []*corev1.Pod, 
 		counted[c] = true
 	}
 	tolerance, _ := r.fw.(FailureTolerance)
+	dealt := map[types.UID]bool{}
 	for _, rt := range r.fw.ReplicaTypes(job) {
 		spec := specs[rt]
 		tolerated := tolerance != nil && tolerance.ToleratesFailure(job, rt)
@@ -58,6 +59,9 @@ func (r *Reconciler) assess(job client.Object, ch children, gone []*corev1.Pod, 
 			pod := ch.pods[rt][i]
 			if r.inflight.IsDeleting(j, pod.UID) {
 				continue
+			}
+			if pod.Status.Phase == corev1.PodFailed || pod.DeletionTimestamp != nil {
+				dealt[pod.UID] = true
 			}
 			switch {
 			case pod.Status.Phase == corev1.PodFailed:
@@ -103,7 +107,10 @@ func (r *Reconciler) assess(job client.Object, ch children, gone []*corev1.Pod, 
 	for _, pod := range gone {
 		a.vanished = append(a.vanished, pod.UID)
 		rt, ok := replicaTypeOf(r.fw.ReplicaTypes(job), specs, pod)
-		if !ok || counted[string(pod.UID)] {
+		// The pass listed its pods before it read the vanished ones, so a pod
+		// that left the cache in between is in both; if the loop above saw it
+		// failed or terminating, it dealt with it.
+		if !ok || counted[string(pod.UID)] || dealt[pod.UID] {
 			continue
 		}
 		// Deleted by someone else and gone before a pass saw it terminating:

@@ -135,6 +135,47 @@ func TestCountedPodIsNotCountedAgainWhenItLeaves(t *testing.T) {
 	}
 }
 
+// A pass lists the job's pods before it reads the vanished ones, so a
+// terminating pod that leaves the cache in between is both listed and
+// recorded as vanished: it is one restart (seen in CI as restartCount 2).
+func TestPodListedAndVanishedInOnePassIsCountedOnce(t *testing.T) {
+	job := testjobs.MakePyTorchJob("j", "ns").UID("job-uid").Master(1).Workers(1).RestartPolicy(kubeflowv1.RestartPolicyOnFailure).Obj()
+	h := newHarness(t, fakeFramework{}, job, Options{}, uniqueUIDs())
+	h.reconcile()
+	pod := h.pod("j-worker-0")
+	pod.Finalizers = []string{"test/hold"}
+	if err := h.c.Update(context.Background(), pod); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.c.Delete(context.Background(), pod); err != nil {
+		t.Fatal(err)
+	}
+	// The delete event is handled while the pass still sees the pod listed.
+	h.deliverDelete(h.pod("j-worker-0"))
+	h.reconcile()
+	if n := h.restartCount(); n != 1 {
+		t.Fatalf("restartCount = %d, want 1", n)
+	}
+	h.removePod(h.pod("j-worker-0"), false)
+	h.reconcile()
+	h.reconcile()
+	h.expectOneRestartAndNoMemory("after the pod left")
+}
+
+// A pod deleted at once (no update with a deletion timestamp comes first)
+// may be listed live by the pass that reads it as vanished: it is counted.
+func TestPodListedLiveAndVanishedInOnePassIsCounted(t *testing.T) {
+	job := testjobs.MakePyTorchJob("j", "ns").UID("job-uid").Master(1).Workers(1).RestartPolicy(kubeflowv1.RestartPolicyNever).Obj()
+	h := newHarness(t, fakeFramework{}, job, Options{}, uniqueUIDs())
+	h.reconcile()
+	// The delete event is handled while the pass still lists the live pod.
+	h.deliverDelete(h.pod("j-worker-0"))
+	h.reconcile()
+	if n := h.restartCount(); n != 1 {
+		t.Fatalf("restartCount = %d, want 1", n)
+	}
+}
+
 // Pods the job deletes itself (a counted failure's retry, cleanup) and
 // pods that succeeded are no restart when they leave.
 func TestOwnAndSucceededPodsLeavingAreNoRestart(t *testing.T) {
