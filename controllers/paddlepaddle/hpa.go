@@ -9,14 +9,7 @@ import (
 
 var _ engine.Autoscaled = (*Framework)(nil)
 
-// Autoscaling implements engine.Autoscaled: v1 ignored Paddle's elastic
-// policy; here it gets the same HPA over Worker replicas as PyTorch.
+// Autoscaling implements engine.Autoscaled (see PaddleJobSpec.Autoscaling).
 func (f *Framework) Autoscaling(obj client.Object) (*int32, int32, []autoscalingv2.MetricSpec, bool) {
-	spec := &f.Job(obj).Spec
-	// The effective bounds: unset ones follow Worker.replicas.
-	minR, maxR, ok := spec.ElasticReplicas()
-	if !ok || len(spec.ElasticPolicy.Metrics) == 0 {
-		return nil, 0, nil, false
-	}
-	return &minR, maxR, spec.ElasticPolicy.Metrics, true
+	return f.Job(obj).Spec.Autoscaling()
 }

@@ -12,11 +12,5 @@ var _ engine.Autoscaled = (*Framework)(nil)
 // Autoscaling implements engine.Autoscaled: elastic jobs with metrics get an
 // HPA over their Worker replicas.
 func (f *Framework) Autoscaling(obj client.Object) (*int32, int32, []autoscalingv2.MetricSpec, bool) {
-	spec := &f.Job(obj).Spec
-	// The effective bounds: unset ones follow Worker.replicas.
-	minR, maxR, ok := spec.ElasticReplicas()
-	if !ok || len(spec.ElasticPolicy.Metrics) == 0 {
-		return nil, 0, nil, false
-	}
-	return &minR, maxR, spec.ElasticPolicy.Metrics, true
+	return f.Job(obj).Spec.Autoscaling()
 }

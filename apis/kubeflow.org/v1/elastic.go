@@ -16,6 +16,8 @@ limitations under the License.
 
 package v1
 
+import autoscalingv2 "k8s.io/api/autoscaling/v2"
+
 // The elastic replica range is computed where it is used (PET_NNODES, the
 // HPA, validation) instead of being stored by defaulting: v1 recomputes it
 // from Worker.replicas on every reconcile, so after `kubectl scale` or an
@@ -57,4 +59,32 @@ func elasticReplicas(minReplicas, maxReplicas *int32, worker *ReplicaSpec) (int3
 		return 1, 1, true
 	}
 	return *worker.Replicas, *worker.Replicas, true
+}
+
+// Autoscaling returns the bounds and metrics of the HPA an elastic
+// PyTorchJob gets over its Worker replicas; ok is false when it wants none.
+func (s *PyTorchJobSpec) Autoscaling() (minReplicas *int32, maxReplicas int32, metrics []autoscalingv2.MetricSpec, ok bool) {
+	if s.ElasticPolicy == nil {
+		return nil, 0, nil, false
+	}
+	return autoscaling(s.ElasticReplicas, s.ElasticPolicy.Metrics)
+}
+
+// Autoscaling is PyTorchJobSpec.Autoscaling for a PaddleJob: v1 ignored
+// Paddle's elastic policy; here it gets the same HPA.
+func (s *PaddleJobSpec) Autoscaling() (minReplicas *int32, maxReplicas int32, metrics []autoscalingv2.MetricSpec, ok bool) {
+	if s.ElasticPolicy == nil {
+		return nil, 0, nil, false
+	}
+	return autoscaling(s.ElasticReplicas, s.ElasticPolicy.Metrics)
+}
+
+// autoscaling wants metrics: with none the apiserver would default the HPA
+// to 80% CPU, which would then look like drift forever.
+func autoscaling(bounds func() (int32, int32, bool), metrics []autoscalingv2.MetricSpec) (*int32, int32, []autoscalingv2.MetricSpec, bool) {
+	minReplicas, maxReplicas, ok := bounds()
+	if !ok || len(metrics) == 0 {
+		return nil, 0, nil, false
+	}
+	return &minReplicas, maxReplicas, metrics, true
 }

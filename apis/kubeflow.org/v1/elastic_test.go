@@ -20,6 +20,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
 )
 
 func TestElasticReplicas(t *testing.T) {
@@ -59,5 +60,44 @@ func TestElasticReplicas(t *testing.T) {
 	var notElastic PyTorchJobSpec
 	if _, _, ok := notElastic.ElasticReplicas(); ok {
 		t.Error("a job without elasticPolicy has no elastic range")
+	}
+}
+
+func TestAutoscaling(t *testing.T) {
+	type hpa struct {
+		Min     *int32
+		Max     int32
+		Metrics []autoscalingv2.MetricSpec
+		OK      bool
+	}
+	cpu := []autoscalingv2.MetricSpec{{Type: autoscalingv2.ResourceMetricSourceType}}
+	worker := specs{"Worker": replica(i32(3), "", container("pytorch"))}
+	cases := map[string]struct {
+		elastic bool
+		metrics []autoscalingv2.MetricSpec
+		want    hpa
+	}{
+		"not elastic: none":             {},
+		"elastic without metrics: none": {elastic: true},
+		"elastic with metrics: bounds":  {elastic: true, metrics: cpu, want: hpa{i32(3), 3, cpu, true}},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			pt := PyTorchJobSpec{PyTorchReplicaSpecs: worker}
+			pd := PaddleJobSpec{PaddleReplicaSpecs: worker}
+			if tc.elastic {
+				pt.ElasticPolicy = &ElasticPolicy{Metrics: tc.metrics}
+				pd.ElasticPolicy = &PaddleElasticPolicy{Metrics: tc.metrics}
+			}
+			var got hpa
+			got.Min, got.Max, got.Metrics, got.OK = pt.Autoscaling()
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("PyTorch (-want +got):\n%s", diff)
+			}
+			got.Min, got.Max, got.Metrics, got.OK = pd.Autoscaling()
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("Paddle (-want +got):\n%s", diff)
+			}
+		})
 	}
 }
