@@ -21,6 +21,7 @@ import (
 	"maps"
 	"math"
 	"slices"
+	"sort"
 	"strings"
 	"time"
 )
@@ -271,6 +272,10 @@ type JobActivity struct {
 	// sum of their count fields (aggregated repeats included).
 	EventObjects int `json:"eventObjects"`
 	EventCount   int `json:"eventCount"`
+	// OverGoalWrites counts the jobs with more status writes than the goal
+	// by their sequence of writes: what each changed, and the seconds since
+	// the write before.
+	OverGoalWrites map[string]int `json:"overGoalWrites,omitempty"`
 }
 
 // Percentiles summarises a latency sample.
@@ -345,6 +350,7 @@ func (r *Report) Markdown() string {
 		fmt.Fprintf(&b, "| whole run | operator peak RSS | %s |\n", formatValue(run.Footprint.PeakRSSMiB, "MiB"))
 		b.WriteString(targetsMarkdown(targets(run)))
 		for _, res := range run.Results {
+			b.WriteString(overGoalWritesMarkdown(res))
 			if res.API == nil || res.Jobs == 0 {
 				continue
 			}
@@ -367,6 +373,28 @@ func (r *Report) Markdown() string {
 	}
 	if len(r.Runs) == 2 {
 		b.WriteString("\n" + compareMarkdown(r.Runs[0], r.Runs[1]))
+	}
+	return b.String()
+}
+
+// overGoalWritesMarkdown lists the write sequences of the jobs with more
+// status writes than the goal, most frequent first: what each write changed.
+func overGoalWritesMarkdown(res *Result) string {
+	if res.Activity == nil || len(res.Activity.OverGoalWrites) == 0 {
+		return ""
+	}
+	seqs := make([]string, 0, len(res.Activity.OverGoalWrites))
+	for s := range res.Activity.OverGoalWrites {
+		seqs = append(seqs, s)
+	}
+	sort.Slice(seqs, func(i, k int) bool {
+		a, b := res.Activity.OverGoalWrites[seqs[i]], res.Activity.OverGoalWrites[seqs[k]]
+		return a > b || a == b && seqs[i] < seqs[k]
+	})
+	var b strings.Builder
+	fmt.Fprintf(&b, "\n### %s: jobs with more than %d status writes, by what each write changed\n\n| jobs | writes |\n|---:|---|\n", res.Scenario, int(statusWritesPerJobGoal))
+	for _, s := range seqs {
+		fmt.Fprintf(&b, "| %d | %s |\n", res.Activity.OverGoalWrites[s], s)
 	}
 	return b.String()
 }

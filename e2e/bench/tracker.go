@@ -19,6 +19,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -66,12 +67,18 @@ type jobTimes struct {
 	running        time.Time
 	succeeded      time.Time
 	failed         bool
-	// statusWrites are the times of the MODIFIED events that changed
-	// .status: one per effective status write (a write that changes
-	// nothing is no event).
-	statusWrites []time.Time
+	// statusWrites are the MODIFIED events that changed .status: one per
+	// effective status write (a write that changes nothing is no event).
+	statusWrites []statusWrite
 	// events are the Events about the job: a new object or a higher count.
 	events []eventObs
+}
+
+// statusWrite is one effective status write: when the watch saw it and
+// what it changed (statusChange).
+type statusWrite struct {
+	at   time.Time
+	what string
 }
 
 // eventObs is one observation of an Event about a job: a new Event object
@@ -220,7 +227,7 @@ func (t *tracker) onJob(old, o any) {
 	defer t.mu.Unlock()
 	j := t.job(client.ObjectKeyFromObject(job))
 	if prev, ok := old.(*kubeflowv1.PyTorchJob); ok && statusChanged(prev, job) {
-		j.statusWrites = append(j.statusWrites, now)
+		j.statusWrites = append(j.statusWrites, statusWrite{now, statusChange(&prev.Status, &job.Status)})
 	}
 	for _, c := range job.Status.Conditions {
 		if c.Status != corev1.ConditionTrue {
@@ -251,6 +258,33 @@ func statusChanged(old, cur *kubeflowv1.PyTorchJob) bool {
 		return false
 	}
 	return !equality.Semantic.DeepEqual(old.Status, cur.Status)
+}
+
+// statusChange names what a status write changed, for telling apart the
+// writes of jobs above the status-write goal: the condition types it set or
+// changed, then "counts" (replica statuses) and "other" (times, restarts).
+func statusChange(old, cur *kubeflowv1.JobStatus) string {
+	var parts []string
+	for _, c := range cur.Conditions {
+		var prev *kubeflowv1.JobCondition
+		for i := range old.Conditions {
+			if old.Conditions[i].Type == c.Type {
+				prev = &old.Conditions[i]
+			}
+		}
+		if prev == nil || prev.Status != c.Status || prev.Reason != c.Reason || prev.Message != c.Message {
+			parts = append(parts, string(c.Type))
+		}
+	}
+	if !equality.Semantic.DeepEqual(old.ReplicaStatuses, cur.ReplicaStatuses) {
+		parts = append(parts, "counts")
+	}
+	a, b := *old, *cur
+	a.Conditions, b.Conditions, a.ReplicaStatuses, b.ReplicaStatuses = nil, nil, nil, nil
+	if !equality.Semantic.DeepEqual(a, b) {
+		parts = append(parts, "other")
+	}
+	return strings.Join(parts, "+")
 }
 
 // onEvent records a new Event about a job, or a higher count of one.
@@ -290,14 +324,27 @@ func (t *tracker) activity(keys []types.NamespacedName, from, to time.Time) JobA
 		if j == nil {
 			continue
 		}
-		n := 0
-		for _, at := range j.statusWrites {
-			if in(at) {
-				n++
+		var seq []string
+		var last time.Time
+		for _, w := range j.statusWrites {
+			if !in(w.at) {
+				continue
 			}
+			step := w.what
+			if !last.IsZero() {
+				step = fmt.Sprintf("%s (+%.0fs)", step, w.at.Sub(last).Seconds())
+			}
+			seq, last = append(seq, step), w.at
 		}
+		n := len(seq)
 		a.StatusWrites += n
 		a.MaxStatusWrites = max(a.MaxStatusWrites, n)
+		if n > statusWritesPerJobGoal {
+			if a.OverGoalWrites == nil {
+				a.OverGoalWrites = map[string]int{}
+			}
+			a.OverGoalWrites[strings.Join(seq, " > ")]++
+		}
 		for _, e := range j.events {
 			if !in(e.at) {
 				continue

@@ -17,8 +17,11 @@ limitations under the License.
 package main
 
 import (
+	"fmt"
 	"testing"
 	"time"
+
+	"github.com/google/go-cmp/cmp"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -82,5 +85,36 @@ func TestTrackerCountsEvents(t *testing.T) {
 	got := tr.activity([]types.NamespacedName{{Namespace: "ns", Name: "a"}}, time.Time{}, time.Time{})
 	if got.EventObjects != 2 || got.EventCount != 4 {
 		t.Errorf("activity = %+v, want 2 Event objects, count 4", got)
+	}
+}
+
+// A job above the status-write goal is reported by what each write changed.
+func TestTrackerNamesTheWritesOfJobsAboveTheGoal(t *testing.T) {
+	tr := newTestTracker()
+	rv := 0
+	job := func(counts int32, conds ...kubeflowv1.JobConditionType) *kubeflowv1.PyTorchJob {
+		rv++
+		j := &kubeflowv1.PyTorchJob{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "a", UID: "u", ResourceVersion: fmt.Sprint(rv)}}
+		for _, c := range conds {
+			j.Status.Conditions = append(j.Status.Conditions, kubeflowv1.JobCondition{Type: c, Status: corev1.ConditionTrue})
+		}
+		j.Status.ReplicaStatuses = map[kubeflowv1.ReplicaType]*kubeflowv1.ReplicaStatus{"Worker": {Active: counts}}
+		return j
+	}
+	seq := []*kubeflowv1.PyTorchJob{
+		job(0),
+		job(0, kubeflowv1.JobCreated),
+		job(1, kubeflowv1.JobCreated, kubeflowv1.JobRunning),
+		job(3, kubeflowv1.JobCreated, kubeflowv1.JobRunning),
+		job(0, kubeflowv1.JobCreated, kubeflowv1.JobRunning, kubeflowv1.JobSucceeded),
+	}
+	seq[4].Status.CompletionTime = &metav1.Time{}
+	for i := 1; i < len(seq); i++ {
+		tr.onJob(seq[i-1], seq[i])
+	}
+	got := tr.activity([]types.NamespacedName{{Namespace: "ns", Name: "a"}}, time.Time{}, time.Time{})
+	want := map[string]int{"Created > Running+counts (+0s) > counts (+0s) > Succeeded+counts+other (+0s)": 1}
+	if diff := cmp.Diff(want, got.OverGoalWrites); diff != "" {
+		t.Errorf("over-goal writes (-want +got):\n%s", diff)
 	}
 }
