@@ -21,7 +21,7 @@ import (
 
 // memorySizes counts what the Reconciler keeps per job.
 type memorySizes struct {
-	Inflight, Written, Held, External, PodMemos, Vanished int
+	Inflight, Written, Held, External, PodMemos, Looked, Vanished int
 }
 
 func (r *Reconciler) memorySizes() memorySizes {
@@ -32,9 +32,9 @@ func (r *Reconciler) memorySizes() memorySizes {
 	e := len(r.external.uids)
 	r.external.mu.Unlock()
 	r.podMemos.mu.Lock()
-	p := len(r.podMemos.jobs)
+	p, l := len(r.podMemos.jobs), len(r.podMemos.looked)
 	r.podMemos.mu.Unlock()
-	return memorySizes{Inflight: r.inflight.Len(), Written: w, Held: h, External: e, PodMemos: p, Vanished: r.vanished.len()}
+	return memorySizes{Inflight: r.inflight.Len(), Written: w, Held: h, External: e, PodMemos: p, Looked: l, Vanished: r.vanished.len()}
 }
 
 // Jobs deleted without a pass seeing their deletion timestamp (TTL with
@@ -95,6 +95,7 @@ func TestDeletedJobsLeaveNoMemory(t *testing.T) {
 					peak.Inflight += s.Inflight
 					peak.Written += s.Written
 					peak.PodMemos += s.PodMemos
+					peak.Looked += s.Looked
 					peak.External += s.External
 				}
 				var pods corev1.PodList
@@ -127,7 +128,7 @@ func TestDeletedJobsLeaveNoMemory(t *testing.T) {
 				}
 			}
 			// Every memory was used (by job 0, or job 9 for the external count).
-			if peak.Inflight == 0 || peak.Written == 0 || peak.PodMemos == 0 || peak.External == 0 || peak.Vanished == 0 {
+			if peak.Inflight == 0 || peak.Written == 0 || peak.PodMemos == 0 || peak.External == 0 || peak.Looked == 0 || peak.Vanished == 0 {
 				t.Fatalf("the test does not exercise every memory: %+v", peak)
 			}
 			if d := cmp.Diff(memorySizes{}, r.memorySizes()); d != "" {

@@ -235,3 +235,29 @@ func TestPodMemos(t *testing.T) {
 		t.Errorf("forget kept the entry: %v", m.jobs)
 	}
 }
+
+// After an operator restart the memo is rebuilt from the Events the cluster
+// holds: a pod's own event, or its name in a pass's batch of exit-0 pods.
+// Events nobody recorded yet are said once more.
+func TestAlreadyRecordedSeedsTheMemo(t *testing.T) {
+	pods := []*corev1.Pod{
+		pod("j-worker-0").Phase(corev1.PodSucceeded).Terminated("pytorch", 0, "Completed").Obj(),
+		pod("j-worker-1").Phase(corev1.PodSucceeded).Terminated("pytorch", 0, "Completed").Obj(),
+		pod("j-worker-2").Phase(corev1.PodSucceeded).Terminated("pytorch", 0, "Completed").Obj(),
+		pod("j-worker-3").Phase(corev1.PodRunning).Waiting("pytorch", "ImagePullBackOff", "Back-off").Obj(),
+		pod("j-worker-4").Phase(corev1.PodRunning).Waiting("pytorch", "CrashLoopBackOff", "back-off 10s").Obj(),
+	}
+	recorded := map[event]bool{
+		normal("ExitedWithCode", "Pods: ns.j-worker-0, ns.j-worker-1 exited with code 0"): true,
+		warning("ImagePullBackOff", "Error pod j-worker-3 container pytorch waiting message: Back-off"): true,
+		normal("Other", "Pod: ns.j-worker-2 exited with code 0"):                                        true, // not the same reason
+	}
+	got, _ := podEvents(pods, "pytorch", alreadyRecorded(pods, "pytorch", recorded))
+	want := []event{
+		warning("CrashLoopBackOff", "Error pod j-worker-4 container pytorch waiting message: back-off 10s"),
+		normal("ExitedWithCode", "Pod: ns.j-worker-2 exited with code 0"),
+	}
+	if diff := cmp.Diff(want, got, cmp.AllowUnexported(event{})); diff != "" {
+		t.Errorf("events after the restart (-want +got):\n%s", diff)
+	}
+}

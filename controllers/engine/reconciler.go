@@ -82,6 +82,9 @@ type Reconciler struct {
 	external  *externalJobs
 	podMemos  podMemos
 	vanished  vanishedPods
+	// started is when this reconciler was built: jobs created before it may
+	// have pod events a previous operator process recorded.
+	started time.Time
 }
 
 // NewReconciler builds the engine for one framework.
@@ -107,7 +110,8 @@ func NewReconciler(fw Framework, c client.Client, apiReader client.Reader, rec E
 		opts.Inflight = inflight.New(opts.Clock, 0)
 	}
 	registerMetrics()
-	return &Reconciler{fw: fw, client: c, apiReader: apiReader, recorder: rec, clock: opts.Clock, opts: opts, inflight: opts.Inflight, written: newLastWrites(), external: newExternalJobs()}
+	return &Reconciler{fw: fw, client: c, apiReader: apiReader, recorder: rec, clock: opts.Clock, opts: opts, inflight: opts.Inflight,
+		written: newLastWrites(), external: newExternalJobs(), started: opts.Clock.Now()}
 }
 
 // SetupWithManager registers the controller. Call SetupIndexes once per manager first.
@@ -415,7 +419,7 @@ func (r *Reconciler) reconcile(ctx context.Context, job client.Object, p *plan) 
 	}
 	ch := bucketChildren(specs, pods, svcs, func(rt kubeflowv1.ReplicaType, i int) string { return childName(r.fw, job, rt, i) })
 	st.CountedPods = stillPresent(st.CountedPods, pods)
-	p.pods = r.planPodEvents(job, IsFinished(st), ch.allPods)
+	p.pods = r.planPodEvents(ctx, job, IsFinished(st), ch.allPods)
 
 	if IsFinished(st) {
 		return r.finish(ctx, job, ch, p)

@@ -185,6 +185,20 @@ func eventNotes(ctx context.Context, ns, reason string) []string {
 	return out
 }
 
+// eventCount sums the counts of the namespace's core/v1 Events with that
+// reason: the recorder folds a repeated event into its Event's count.
+func eventCount(ctx context.Context, ns, reason string) int32 {
+	var el corev1.EventList
+	Expect(k8s.List(ctx, &el, client.InNamespace(ns))).To(Succeed())
+	var n int32
+	for _, e := range el.Items {
+		if e.Reason == reason {
+			n += max(e.Count, 1)
+		}
+	}
+	return n
+}
+
 // setHPAMaxReplicas drifts an HPA by hand, retrying conflicts with the
 // controller manager's HPA controller, which writes the same object.
 func setHPAMaxReplicas(ctx context.Context, key client.ObjectKey, n int32) {
