@@ -248,7 +248,7 @@ func TestAlreadyRecordedSeedsTheMemo(t *testing.T) {
 		pod("j-worker-4").Phase(corev1.PodRunning).Waiting("pytorch", "CrashLoopBackOff", "back-off 10s").Obj(),
 	}
 	recorded := map[event]bool{
-		normal("ExitedWithCode", "Pods: ns.j-worker-0, ns.j-worker-1 exited with code 0"): true,
+		normal("ExitedWithCode", "Pods: ns.j-worker-0, ns.j-worker-1 exited with code 0"):               true,
 		warning("ImagePullBackOff", "Error pod j-worker-3 container pytorch waiting message: Back-off"): true,
 		normal("Other", "Pod: ns.j-worker-2 exited with code 0"):                                        true, // not the same reason
 	}
