@@ -17,10 +17,14 @@ limitations under the License.
 package controllers
 
 import (
+	"sync"
+
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	toolscache "k8s.io/client-go/tools/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	kubeflowv1 "github.com/seed-d8a409e9/training-operator/apis/kubeflow.org/v1"
 	"github.com/seed-d8a409e9/training-operator/controllers/engine"
 )
 
@@ -31,7 +35,59 @@ import (
 // caches drop the rest: the pod spec (containers, env, volumes: most of a
 // pod) and the Service spec.
 
-// trimPod keeps a pod's metadata (without managedFields and annotations), its phase,
+// trimMeta keeps of a child's metadata what the engine reads: identity,
+// owner, deletion, and of its labels the replica type and index (the
+// cache's label selector was applied by the API server; user and sidecar
+// labels would only take memory). The strings every child repeats (label
+// keys, replica types and indices, the owner's apiVersion and kind) are
+// shared instead of decoded afresh for each of the 20,000 pods and
+// Services of a large cluster.
+func trimMeta(m *metav1.ObjectMeta) {
+	m.ManagedFields = nil
+	// Nothing reads a cached child's annotations, and injectors (service
+	// meshes, secret agents) can make them the bulk of the metadata.
+	m.Annotations = nil
+	var labels map[string]string
+	for _, k := range [...]string{kubeflowv1.ReplicaTypeLabel, kubeflowv1.ReplicaIndexLabel} {
+		if v, ok := m.Labels[k]; ok {
+			if labels == nil {
+				labels = make(map[string]string, 2)
+			}
+			labels[k] = shared.intern(v)
+		}
+	}
+	m.Labels = labels
+	for i := range m.OwnerReferences {
+		ref := &m.OwnerReferences[i]
+		ref.APIVersion, ref.Kind = shared.intern(ref.APIVersion), shared.intern(ref.Kind)
+	}
+}
+
+// internTable shares short strings many cached objects repeat. It is
+// bounded: past maxInterned distinct strings, new ones are kept as they
+// are, so a stream of unique values cannot grow it without end.
+type internTable struct {
+	mu sync.Mutex
+	m  map[string]string
+}
+
+const maxInterned = 4096
+
+var shared = internTable{m: map[string]string{}}
+
+func (t *internTable) intern(s string) string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if v, ok := t.m[s]; ok {
+		return v
+	}
+	if len(t.m) < maxInterned {
+		t.m[s] = s
+	}
+	return s
+}
+
+// trimPod keeps a pod's metadata (see trimMeta), its phase,
 // conditions (unless it succeeded) and container states, its restart policy,
 // scheduler and node.
 func trimPod(obj any) (any, error) {
@@ -39,10 +95,7 @@ func trimPod(obj any) (any, error) {
 	if !ok {
 		return obj, nil
 	}
-	pod.ManagedFields = nil
-	// Nothing reads a cached pod's annotations, and injectors (service
-	// meshes, secret agents) can make them the bulk of the metadata.
-	pod.Annotations = nil
+	trimMeta(&pod.ObjectMeta)
 	// Not even container names: a corev1.Container is large when empty, and
 	// failure messages name containers from their statuses.
 	pod.Spec = corev1.PodSpec{
@@ -64,14 +117,13 @@ func trimPod(obj any) (any, error) {
 	return pod, nil
 }
 
-// trimService keeps a Service's metadata (without managedFields and annotations).
+// trimService keeps a Service's metadata (see trimMeta).
 func trimService(obj any) (any, error) {
 	svc, ok := obj.(*corev1.Service)
 	if !ok {
 		return obj, nil
 	}
-	svc.ManagedFields = nil
-	svc.Annotations = nil
+	trimMeta(&svc.ObjectMeta)
 	svc.Spec = corev1.ServiceSpec{}
 	svc.Status = corev1.ServiceStatus{}
 	return svc, nil

@@ -1,8 +1,10 @@
 package controllers
 
 import (
+	"strings"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
@@ -26,6 +28,8 @@ func TestTrimPod(t *testing.T) {
 		Condition(corev1.PodScheduled, corev1.ConditionFalse, "Unschedulable", "0/4 nodes are available", time.Unix(1e9, 0)).
 		Terminating().Obj()
 	full.Annotations = map[string]string{"sidecar.istio.io/status": "{...}"}
+	full.Labels[kubeflowv1.OperatorNameLabel] = "pytorchjob-controller"
+	full.Labels["security.istio.io/tlsMode"] = "istio"
 	full.ManagedFields = []metav1.ManagedFieldsEntry{{Manager: "kubectl"}}
 	full.OwnerReferences = []metav1.OwnerReference{{Name: "j", UID: "job", Controller: new(true)}}
 	full.Spec = corev1.PodSpec{
@@ -39,6 +43,7 @@ func TestTrimPod(t *testing.T) {
 
 	want := full.DeepCopy()
 	want.Annotations, want.ManagedFields = nil, nil
+	want.Labels = map[string]string{kubeflowv1.ReplicaTypeLabel: "worker", kubeflowv1.ReplicaIndexLabel: "0"}
 	want.Spec = corev1.PodSpec{RestartPolicy: corev1.RestartPolicyNever, SchedulerName: "volcano", NodeName: "n1"}
 	want.Status.ContainerStatuses[0].Image, want.Status.ContainerStatuses[0].ImageID = "", ""
 	want.Status.PodIPs = nil
@@ -50,6 +55,34 @@ func TestTrimPod(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("trimPod (-want +got):\n%s", diff)
 	}
+}
+
+// Children repeat the same label values and owner apiVersion and kind:
+// decoded afresh for each, they are shared once cached.
+func TestTrimSharesRepeatedStrings(t *testing.T) {
+	decoded := func() *corev1.Pod {
+		// strings.Clone: a fresh copy of each, as a decoder makes.
+		pod := testjobs.MakePod("j-worker-0", "ns").
+			Label(strings.Clone(kubeflowv1.ReplicaTypeLabel), strings.Clone("worker")).
+			Label(strings.Clone(kubeflowv1.ReplicaIndexLabel), strings.Clone("0")).Obj()
+		pod.OwnerReferences = []metav1.OwnerReference{{APIVersion: strings.Clone("kubeflow.org/v1"), Kind: strings.Clone("PyTorchJob")}}
+		got, err := trimPod(pod)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return got.(*corev1.Pod)
+	}
+	a, b := decoded(), decoded()
+	same := func(what, x, y string) {
+		if unsafe.StringData(x) != unsafe.StringData(y) {
+			t.Errorf("%s %q is not shared between two cached pods", what, x)
+		}
+	}
+	for k, v := range a.Labels {
+		same("label value", v, b.Labels[k])
+	}
+	same("owner apiVersion", a.OwnerReferences[0].APIVersion, b.OwnerReferences[0].APIVersion)
+	same("owner kind", a.OwnerReferences[0].Kind, b.OwnerReferences[0].Kind)
 }
 
 // A succeeded pod keeps its exit (the ExitedWithCode event reads it) but
@@ -79,12 +112,12 @@ func TestTrimSucceededPodDropsConditions(t *testing.T) {
 
 func TestTrimService(t *testing.T) {
 	full := &corev1.Service{
-		ObjectMeta: metav1.ObjectMeta{Name: "j-worker-0", Namespace: "ns", Labels: map[string]string{"a": "b"},
+		ObjectMeta: metav1.ObjectMeta{Name: "j-worker-0", Namespace: "ns", Labels: map[string]string{"a": "b", kubeflowv1.ReplicaIndexLabel: "0"},
 			Annotations: map[string]string{"x": "y"}, ManagedFields: []metav1.ManagedFieldsEntry{{Manager: "m"}},
 			OwnerReferences: []metav1.OwnerReference{{Name: "j", UID: "job"}}},
 		Spec: corev1.ServiceSpec{ClusterIP: corev1.ClusterIPNone, Ports: []corev1.ServicePort{{Port: 23456}}},
 	}
-	want := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "j-worker-0", Namespace: "ns", Labels: map[string]string{"a": "b"},
+	want := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "j-worker-0", Namespace: "ns", Labels: map[string]string{kubeflowv1.ReplicaIndexLabel: "0"},
 		OwnerReferences: []metav1.OwnerReference{{Name: "j", UID: "job"}}}}
 	got, err := trimService(full)
 	if err != nil {

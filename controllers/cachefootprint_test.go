@@ -1,0 +1,99 @@
+package controllers
+
+import (
+	"encoding/json"
+	"runtime"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	kubeflowv1 "github.com/seed-d8a409e9/training-operator/apis/kubeflow.org/v1"
+	"github.com/seed-d8a409e9/training-operator/controllers/engine"
+	"github.com/seed-d8a409e9/training-operator/controllers/pytorch"
+	"github.com/seed-d8a409e9/training-operator/internal/testjobs"
+)
+
+// BenchmarkCachedChildFootprint reports the live heap one cached child
+// takes after the cache's transform: a succeeded worker pod of a 1+3
+// PyTorchJob, as KWOK leaves it, and its Service. Each object is decoded
+// afresh, as the informer does, so nothing is shared between objects but
+// what the transform shares. The retained-at-scale memory of make bench is
+// mostly these, times 20,000 each.
+func BenchmarkCachedChildFootprint(b *testing.B) {
+	fw, err := pytorch.New(pytorch.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	job := testjobs.MakePyTorchJob("bench-job-123", "bench-ns").UID("0f3c5a1e-7d1b-4c2e-9a55-3e1d2b4c6f70").Master(1).Workers(3).Obj()
+	fw.Default(job)
+	spec := job.Spec.PyTorchReplicaSpecs[kubeflowv1.PyTorchJobReplicaTypeWorker]
+	pod, _, err := engine.BuildPod(fw, job, kubeflowv1.PyTorchJobReplicaTypeWorker, 1, spec)
+	if err != nil {
+		b.Fatal(err)
+	}
+	succeed(pod)
+	svc := engine.BuildService(fw, job, kubeflowv1.PyTorchJobReplicaTypeWorker, 1, spec)
+	svc.UID, svc.ResourceVersion, svc.CreationTimestamp = "9b1d2c3e-4f5a-6b7c-8d9e-0f1a2b3c4d5e", "123456", metav1.Now()
+	svc.Spec.ClusterIP = corev1.ClusterIPNone
+	for _, tc := range []struct {
+		name  string
+		obj   client.Object
+		new   func() client.Object
+		trim  func(any) (any, error)
+		count int
+	}{
+		{"pod", pod, func() client.Object { return &corev1.Pod{} }, trimPod, 2000},
+		{"service", svc, func() client.Object { return &corev1.Service{} }, trimService, 2000},
+	} {
+		data, err := json.Marshal(tc.obj)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Run(tc.name, func(b *testing.B) {
+			var perObject float64
+			for b.Loop() {
+				keep := make([]any, tc.count)
+				before := liveHeap()
+				for i := range keep {
+					o := tc.new()
+					if err := json.Unmarshal(data, o); err != nil {
+						b.Fatal(err)
+					}
+					if keep[i], err = tc.trim(o); err != nil {
+						b.Fatal(err)
+					}
+				}
+				perObject = float64(liveHeap()-before) / float64(tc.count)
+				runtime.KeepAlive(keep)
+			}
+			b.ReportMetric(perObject, "B/object")
+		})
+	}
+}
+
+func liveHeap() int64 {
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return int64(m.HeapAlloc)
+}
+
+// succeed makes a built pod look like one KWOK finished: scheduled,
+// conditions, a terminated container.
+func succeed(pod *corev1.Pod) {
+	now := metav1.NewTime(time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC))
+	pod.UID, pod.ResourceVersion, pod.CreationTimestamp = "1a2b3c4d-5e6f-7a8b-9c0d-1e2f3a4b5c6d", "123456", now
+	pod.Spec.NodeName = "kwok-node-17"
+	pod.Status.Phase = corev1.PodSucceeded
+	for _, c := range []corev1.PodConditionType{corev1.PodInitialized, corev1.PodReady, corev1.ContainersReady, corev1.PodScheduled} {
+		pod.Status.Conditions = append(pod.Status.Conditions, corev1.PodCondition{Type: c, Status: corev1.ConditionFalse, Reason: "PodCompleted", LastTransitionTime: now})
+	}
+	pod.Status.HostIP, pod.Status.PodIP, pod.Status.StartTime = "10.0.0.17", "10.244.3.9", &now
+	for _, c := range pod.Spec.Containers {
+		pod.Status.ContainerStatuses = append(pod.Status.ContainerStatuses, corev1.ContainerStatus{Name: c.Name, Image: c.Image,
+			State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 0, Reason: "Completed", StartedAt: now, FinishedAt: now}}})
+	}
+}
