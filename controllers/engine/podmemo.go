@@ -20,7 +20,7 @@ type podMemos struct {
 	mu   sync.Mutex
 	jobs map[types.NamespacedName]jobPodMemo
 	// looked are the jobs older than this process whose recorded Events
-	// were read once (seedFromRecorded).
+	// were read once (planPodEvents).
 	looked map[types.NamespacedName]types.UID
 }
 
