@@ -77,7 +77,7 @@ func setupEnv(ctx context.Context, o options, bin, dir string) (*env, func(), er
 	}
 	fail := func(err error) (*env, func(), error) { cleanup(); return nil, nil, err }
 
-	c, err := cluster.Start(ctx, cluster.Options{Nodes: o.sizes.nodes, GPUsPerNode: 8, Logf: log.Printf})
+	c, err := cluster.Start(ctx, cluster.Options{Nodes: o.sizes.nodes, GPUsPerNode: 8, KwokPodParallelism: kwokPodParallelism, Logf: log.Printf})
 	if err != nil {
 		return fail(err)
 	}

@@ -56,6 +56,12 @@ import (
 // createParallelism is the number of create requests the bench keeps in flight.
 const createParallelism = 32
 
+// kwokPodParallelism is how many pod stages KWOK plays at once for the
+// bench's clusters. Real kubelets work per node, in parallel; KWOK's
+// default of 4 workers for all nodes paced the 20,000-pod scenarios (under
+// 50 jobs a minute finished, with the CPU far from busy).
+const kwokPodParallelism = 32
+
 // sizes are the scenario sizes of a mode.
 type sizes struct {
 	nodes         int

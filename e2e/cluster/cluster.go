@@ -98,6 +98,10 @@ type Options struct {
 	FeatureGates string
 	// RuntimeConfig is passed as --runtime-config to kube-apiserver.
 	RuntimeConfig string
+	// KwokPodParallelism is how many pod stages (ready, exit, delete) KWOK
+	// plays at once; 0 keeps KWOK's default of 4. With 20,000 pods, KWOK's
+	// four workers, not the CPU, paced the whole cluster.
+	KwokPodParallelism int
 	// Logf, if set, receives progress messages.
 	Logf func(format string, args ...any)
 }
@@ -186,7 +190,7 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, retErr error) {
 	if c.pki, err = newPKI(filepath.Join(c.workDir, "pki")); err != nil {
 		return nil, fmt.Errorf("generate certificates: %w", err)
 	}
-	if err := os.WriteFile(c.stagesPath(), []byte(kwokStages), 0o644); err != nil {
+	if err := os.WriteFile(c.stagesPath(), []byte(kwokConfig(opts.KwokPodParallelism)), 0o644); err != nil {
 		return nil, err
 	}
 
@@ -497,6 +501,31 @@ func (c *Cluster) writeKubeconfig() error {
 	kc.Contexts["local"] = &clientcmdapi.Context{Cluster: "local", AuthInfo: "admin", Namespace: "default"}
 	kc.CurrentContext = "local"
 	return clientcmd.WriteToFile(*kc, c.kubeconfigPath)
+}
+
+// kwokConfig is KWOK's --config: the stages, and its options when some
+// differ from KWOK's defaults. KWOK does not default the options of a
+// KwokConfiguration it reads from a file (a parallelism of 0 is an error),
+// so the document states each defaulted option at kwok v0.8.0's default;
+// the command line's flags still override them.
+func kwokConfig(podParallelism int) string {
+	if podParallelism <= 0 {
+		return kwokStages
+	}
+	return kwokStages + fmt.Sprintf(`---
+apiVersion: config.kwok.x-k8s.io/v1alpha1
+kind: KwokConfiguration
+options:
+  enableDebuggingHandlers: true
+  enableContentionProfiling: false
+  enableProfilingHandler: true
+  nodePlayStageParallelism: 4
+  nodeLeaseParallelism: 4
+  podsOnNodeSyncParallelism: 1
+  enablePodsOnNodeSyncListPager: true
+  enablePodsOnNodeSyncStreamWatch: false
+  podPlayStageParallelism: %d
+`, podParallelism)
 }
 
 func (c *Cluster) stagesPath() string { return filepath.Join(c.workDir, "kwok-stages.yaml") }

@@ -20,6 +20,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -42,7 +43,10 @@ func TestCluster(t *testing.T) {
 	begin := time.Now()
 	c, err := Start(ctx, Options{
 		SchedulerNames: []string{"volcano", "scheduler-plugins-scheduler"},
-		Logf:           t.Logf,
+		// KWOK reads its options from the stages' file: the pods below run
+		// and finish only if it accepts them.
+		KwokPodParallelism: 8,
+		Logf:               t.Logf,
 	})
 	if err != nil {
 		t.Fatalf("Start: %v", err)
@@ -227,4 +231,15 @@ func waitPodPhase(ctx context.Context, t *testing.T, cs kubernetes.Interface, na
 	}
 	t.Logf("pod %s %s after %s on %s", name, phase, time.Since(begin).Round(time.Millisecond), pod.Spec.NodeName)
 	return pod
+}
+
+func TestKwokConfig(t *testing.T) {
+	if got := kwokConfig(0); got != kwokStages {
+		t.Errorf("no options: the stages alone, got %d bytes more", len(got)-len(kwokStages))
+	}
+	got := kwokConfig(32)
+	if !strings.HasPrefix(got, kwokStages) || !strings.Contains(got, "\nkind: KwokConfiguration\n") ||
+		!strings.HasSuffix(got, "\n  podPlayStageParallelism: 32\n") || strings.Contains(got, "Parallelism: 0") {
+		t.Errorf("with options:\n%s", got[len(kwokStages):])
+	}
 }
