@@ -76,9 +76,20 @@ func TestLastWritesEcho(t *testing.T) {
 		t.Fatal("nothing written: no echo")
 	}
 	l.remember("1", version("u", "2"))
+	if l.isEcho(version("u", "3")) || l.jobs[client.ObjectKeyFromObject(version("u", "2"))].job == nil {
+		t.Error("another version is news, and keeps the copy")
+	}
 	if !l.isEcho(version("u", "2")) {
 		t.Error("the version our write made is its echo")
 	}
+	// Its event means the cache holds it: the copy goes without a pass.
+	if l.jobs[client.ObjectKeyFromObject(version("u", "2"))].job != nil {
+		t.Error("echo handled: copy of the job still kept")
+	}
+	if !l.isEcho(version("u", "2")) {
+		t.Error("the echo stays known")
+	}
+	l.remember("1", version("u", "2"))
 	if l.isEcho(version("u", "3")) || l.isEcho(version("other", "2")) {
 		t.Error("another version or another job with the name is news")
 	}
