@@ -178,6 +178,12 @@ func (w *workload) run(op *util.FullOperator) {
 		w.create(withExit(j, "1"))
 	}
 
+	// A worker exits while its master runs on, so that the restarted
+	// operator (runNativeGang) has pod events to say about a job older than
+	// itself, and reads the job's recorded Events first (events list).
+	w.create(testjobs.MakePyTorchJob("pt-across-restart", ns).Master(1).Workers(1).
+		Annotation("Worker", cluster.ExitCodeAnnotation, "0").Obj())
+
 	// Gang scheduling, selected per job: Volcano (admitted by hand, with
 	// a PriorityClass for minResources) and scheduler-plugins.
 	w.create(&schedulingv1.PriorityClass{ObjectMeta: metav1.ObjectMeta{Name: "training-high"}, Value: 1000})
@@ -416,6 +422,9 @@ func (w *workload) run(op *util.FullOperator) {
 func (w *workload) runNativeGang() {
 	op := w.s.startOperator(w.t, func(c *configv1alpha1.Configuration) {
 		c.GangScheduling.PodGroupAPI = configv1alpha1.PodGroupAPIKubernetes
+	})
+	w.until("the restarted operator reads a running job's recorded Events", func(context.Context) (bool, error) {
+		return w.s.recorder.snapshot()[apiCall{"", "events", "list"}] > 0, nil
 	})
 	job := withExit(testjobs.MakePyTorchJob("pt-native", workloadNS).Master(1).Workers(1).Obj(), "0")
 	w.s.waitWebhooksReachable(w.t, job)
