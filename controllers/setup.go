@@ -11,10 +11,8 @@ import (
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/selection"
 	toolscache "k8s.io/client-go/tools/cache"
-	"k8s.io/client-go/tools/record"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -25,6 +23,7 @@ import (
 	"github.com/seed-d8a409e9/training-operator/controllers/engine"
 	"github.com/seed-d8a409e9/training-operator/controllers/gang"
 	"github.com/seed-d8a409e9/training-operator/internal/config"
+	"github.com/seed-d8a409e9/training-operator/internal/eventrecorder"
 )
 
 // Kind is what the controllers need of one job kind: its scheme name and
@@ -57,6 +56,16 @@ func Setup(mgr ctrl.Manager, cfg *configv1alpha1.Configuration, all []Kind) erro
 	log := ctrl.Log.WithName("setup")
 	// Gang scheduling is chosen per job, so the selector is always wired; a
 	// job that selects no gang scheduler (and no default is set) gets none.
+	// core/v1 Events, as v1 recorded them (the events.k8s.io recorder would
+	// merge every "Created pod: <name>" of a job into one series).
+	events, err := eventrecorder.ForConfig(mgr.GetConfig(), mgr.GetHTTPClient(), mgr.GetScheme(),
+		ctrl.Log.WithName("events"), eventrecorder.Options{})
+	if err != nil {
+		return fmt.Errorf("event recorder: %w", err)
+	}
+	if err := mgr.Add(events); err != nil {
+		return fmt.Errorf("event recorder: %w", err)
+	}
 	recorders := map[string]engine.EventRecorder{}
 	gangs, err := gang.NewForManager(mgr, cfg.GangScheduling, func(name string) engine.EventRecorder { return recorders[name] })
 	if err != nil {
@@ -71,7 +80,7 @@ func Setup(mgr ctrl.Manager, cfg *configv1alpha1.Configuration, all []Kind) erro
 		if err != nil {
 			return fmt.Errorf("%s: %w", name, err)
 		}
-		rec := eventRecorder{mgr.GetEventRecorderFor(fw.ControllerName())} //nolint:staticcheck // see eventRecorder
+		rec := events.Recorder(fw.ControllerName())
 		recorders[fw.ControllerName()] = rec
 		r := engine.NewReconciler(fw, mgr.GetClient(), mgr.GetAPIReader(), rec,
 			engine.Options{
@@ -176,13 +185,4 @@ func CacheOptions(cfg *configv1alpha1.Configuration, all []Kind) (cache.Options,
 		opts.DefaultNamespaces = map[string]cache.Config{cfg.Namespace: {}}
 	}
 	return opts, nil
-}
-
-// eventRecorder records core/v1 events, as v1 did. The events.k8s.io recorder
-// merges events of one reason on one job into a single series, which would
-// hide every "Created pod: <name>" but the first from kubectl describe.
-type eventRecorder struct{ rec record.EventRecorder }
-
-func (e eventRecorder) Event(obj runtime.Object, eventType, reason, message string) {
-	e.rec.Event(obj, eventType, reason, message)
 }
