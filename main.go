@@ -87,7 +87,7 @@ func main() {
 	if soft := memlimit.Set(os.DirFS("/")); soft > 0 {
 		setupLog.Info("soft memory limit from the container's cgroup limit", "bytes", soft)
 	}
-	memlimit.SetGCPercent()
+	memlimit.TuneGC()
 
 	cfg, err := config.Build(flags.ConfigFile, &flags, config.ExplicitFlags(flag.CommandLine))
 	if err != nil {

@@ -1,15 +1,17 @@
 // Package memlimit sets the Go runtime's memory targets for the operator:
 // a soft memory limit under the container's cgroup memory limit, so that
 // the garbage collector works harder as the operator nears it instead of the
-// kernel OOM-killing a process whose heap is mostly garbage, and a lower GC
-// percent than Go's 100 (which lets the heap grow to twice what is live).
+// kernel OOM-killing a process whose heap is mostly garbage, and a GC
+// percent that follows the live heap (TuneGC).
 package memlimit
 
 import (
 	"io/fs"
 	"math"
 	"os"
+	"runtime"
 	"runtime/debug"
+	"runtime/metrics"
 	"strconv"
 	"strings"
 )
@@ -59,18 +61,65 @@ func cgroupLimit(root fs.FS) int64 {
 	return 0
 }
 
-// DefaultGCPercent is the operator's GOGC: its live heap is mostly the
-// informer caches, which only grow with the cluster, so letting garbage
-// reach the size of the caches doubled its footprint for little CPU saved.
-// make bench (5,000 kept jobs): see the closing notes of issue 9.
-const DefaultGCPercent = 50
+// The GC tuner's bounds. The operator's live heap is mostly its informer
+// caches: a few tens of MB in a burst, well over 100 MB with thousands of
+// jobs kept. One GC percent fits neither: Go's 100 lets a large cache's
+// garbage grow to the cache's size (RSS is what a platform team sizes), and
+// the fixed 50 used before made a small heap collect every 12 MB allocated
+// (a fifth of the operator's CPU in make bench's burst-500). The tuner
+// gives the heap room for MinHeadroom of garbage, or MinPercent of what is
+// live when that is more, within [MinPercent, MaxPercent].
+const (
+	MinHeadroom = 24 << 20
+	MinPercent  = 25
+	MaxPercent  = 100
+)
 
-// SetGCPercent applies DefaultGCPercent unless GOGC is set. It returns the
-// percent applied, 0 if none.
-func SetGCPercent() int {
-	if os.Getenv("GOGC") != "" {
-		return 0
+// PercentFor is the GC percent for a live heap of live bytes.
+func PercentFor(live uint64) int {
+	if live == 0 {
+		return MaxPercent
 	}
-	debug.SetGCPercent(DefaultGCPercent)
-	return DefaultGCPercent
+	p := int(uint64(MinHeadroom) * 100 / live)
+	return min(max(p, MinPercent), MaxPercent)
+}
+
+// TuneGC sets the GC percent from the live heap after every collection,
+// unless GOGC is set. It reports whether it is tuning.
+func TuneGC() bool {
+	if os.Getenv("GOGC") != "" {
+		return false
+	}
+	t := &tuner{sample: []metrics.Sample{{Name: "/gc/heap/live:bytes"}}, percent: -1}
+	t.tune()
+	t.arm()
+	return true
+}
+
+type tuner struct {
+	sample  []metrics.Sample
+	percent int
+}
+
+// sentinel is garbage from the moment arm returns, so its cleanup runs
+// after the next collection; it holds a pointer so that it is not a tiny
+// allocation, whose cleanups may wait for unrelated objects.
+type sentinel struct{ _ *int }
+
+func (t *tuner) arm() {
+	runtime.AddCleanup(&sentinel{}, func(t *tuner) {
+		t.tune()
+		t.arm()
+	}, t)
+}
+
+func (t *tuner) tune() {
+	metrics.Read(t.sample)
+	if t.sample[0].Value.Kind() != metrics.KindUint64 {
+		return
+	}
+	if p := PercentFor(t.sample[0].Value.Uint64()); p != t.percent {
+		t.percent = p
+		debug.SetGCPercent(p)
+	}
 }

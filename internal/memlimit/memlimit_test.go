@@ -1,9 +1,12 @@
 package memlimit
 
 import (
+	"runtime"
 	"runtime/debug"
+	"runtime/metrics"
 	"testing"
 	"testing/fstest"
+	"time"
 )
 
 func TestCgroupLimit(t *testing.T) {
@@ -46,18 +49,60 @@ func TestSet(t *testing.T) {
 	}
 }
 
-func TestSetGCPercent(t *testing.T) {
+func TestPercentFor(t *testing.T) {
+	for _, tc := range []struct {
+		live uint64
+		want int
+	}{
+		{0, MaxPercent},
+		{8 << 20, MaxPercent},   // a small heap: Go's default
+		{24 << 20, 100},         // MinHeadroom of garbage
+		{32 << 20, 75},          // still MinHeadroom
+		{48 << 20, 50},          // what a burst of 500 jobs keeps
+		{136 << 20, MinPercent}, // 5,000 jobs kept: a quarter of live
+		{1 << 30, MinPercent},   // never below
+	} {
+		if got := PercentFor(tc.live); got != tc.want {
+			t.Errorf("PercentFor(%d MiB) = %d, want %d", tc.live>>20, got, tc.want)
+		}
+	}
+}
+
+// gogc is the runtime's GC percent, read without changing it.
+func gogc() int64 {
+	s := []metrics.Sample{{Name: "/gc/gogc:percent"}}
+	metrics.Read(s)
+	return int64(s[0].Value.Uint64())
+}
+
+// The tuner follows the live heap collection after collection, and leaves
+// a GOGC the user set alone.
+func TestTuneGC(t *testing.T) {
 	prev := debug.SetGCPercent(100)
 	t.Cleanup(func() { debug.SetGCPercent(prev) })
+	t.Setenv("GOGC", "300")
+	if TuneGC() {
+		t.Fatal("TuneGC tunes with GOGC set; the user's setting must stand")
+	}
 	t.Setenv("GOGC", "")
-	if got := SetGCPercent(); got != DefaultGCPercent {
-		t.Fatalf("SetGCPercent = %d, want %d", got, DefaultGCPercent)
+	if !TuneGC() {
+		t.Fatal("TuneGC did not start")
 	}
-	if got := debug.SetGCPercent(100); got != DefaultGCPercent {
-		t.Errorf("runtime GC percent = %d, want %d", got, DefaultGCPercent)
+	waitFor := func(want int64) {
+		t.Helper()
+		deadline := time.Now().Add(10 * time.Second)
+		for gogc() != want {
+			if time.Now().After(deadline) {
+				t.Fatalf("GC percent = %d, want %d", gogc(), want)
+			}
+			runtime.GC()
+			time.Sleep(10 * time.Millisecond)
+		}
 	}
-	t.Setenv("GOGC", "200")
-	if got := SetGCPercent(); got != 0 {
-		t.Errorf("with GOGC set, SetGCPercent = %d, want 0 (the user's setting stands)", got)
-	}
+	live := make([]byte, 200<<20) // well past MinHeadroom / MinPercent
+	live[len(live)-1] = 1
+	waitFor(MinPercent)
+	runtime.KeepAlive(live)
+	live = nil
+	waitFor(MaxPercent)
 }
