@@ -102,7 +102,6 @@ func TestTuneGC(t *testing.T) {
 	live := make([]byte, 200<<20) // well past MinHeadroom / MinPercent
 	live[len(live)-1] = 1
 	waitFor(MinPercent)
-	runtime.KeepAlive(live)
-	live = nil
+	runtime.KeepAlive(live) // garbage from here on
 	waitFor(MaxPercent)
 }
