@@ -192,6 +192,7 @@ func (w *window) end(ctx context.Context, res *Result) {
 		api.ThrottleSeconds = after.throttleSum - w.metrics.throttleSum
 		api.MeanReconcileSeconds = meanDelta(w.metrics.reconcileSum, after.reconcileSum, w.metrics.reconcileCount, after.reconcileCount)
 		api.MeanQueueWaitSeconds = meanDelta(w.metrics.queueSum, after.queueSum, w.metrics.queueCount, after.queueCount)
+		api.EventsWaiting = after.eventsWaiting
 		api.Reconciles = map[string]int{}
 		for k, v := range after.reconcileTotal {
 			if d := int(v - w.metrics.reconcileTotal[k]); d > 0 {

@@ -343,6 +343,9 @@ type operatorMetrics struct {
 	// sums and counts of the reconcile-time and workqueue-wait histograms
 	reconcileSum, reconcileCount float64
 	queueSum, queueCount         float64
+	// eventsWaiting is training_operator_events_waiting: Events recorded
+	// and not yet written (our operator only).
+	eventsWaiting float64
 }
 
 func (o *operator) scrape(ctx context.Context) operatorMetrics {
@@ -368,6 +371,8 @@ func (o *operator) scrape(ctx context.Context) operatorMetrics {
 			m.queueSum += s.value
 		case "workqueue_queue_duration_seconds_count":
 			m.queueCount += s.value
+		case "training_operator_events_waiting":
+			m.eventsWaiting += s.value
 		}
 	}
 	return m

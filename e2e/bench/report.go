@@ -164,6 +164,9 @@ type APICost struct {
 	// workqueue_queue_duration_seconds (all controllers) in the window.
 	MeanReconcileSeconds float64 `json:"meanReconcileSeconds"`
 	MeanQueueWaitSeconds float64 `json:"meanQueueWaitSeconds"`
+	// EventsWaiting is how many Events the operator had recorded and not
+	// yet written when the scenario ended: Events that lag behind the jobs.
+	EventsWaiting float64 `json:"eventsWaiting"`
 }
 
 // MethodCount is the number of requests with one HTTP method and code.
@@ -426,7 +429,8 @@ func resultMetrics(res *Result) []Metric {
 		}
 		out = append(out,
 			Metric{"mean reconcile duration", a.MeanReconcileSeconds, "s"},
-			Metric{"mean workqueue wait", a.MeanQueueWaitSeconds, "s"})
+			Metric{"mean workqueue wait", a.MeanQueueWaitSeconds, "s"},
+			Metric{"Events not yet written at the end", a.EventsWaiting, ""})
 		out = append(out, Metric{"client-side throttling (sum of waits)", a.ThrottleSeconds, "s"})
 	}
 	if act := res.Activity; act != nil && res.Jobs > 0 {
