@@ -36,9 +36,10 @@ import (
 
 // Options tune a Sink; zero values take the defaults.
 type Options struct {
-	// Writers is the number of Events written at once (default 16: on a
-	// saturated API server an Event takes about a second, and make bench's
-	// retained-5000 records 15 a second; 4 writers left 13,000 waiting).
+	// Writers is the number of Events written at once (default 16, the
+	// reconcilers' concurrency: on a saturated API server a write can take
+	// a second, and make bench's retained-5000 records about 15 Events a
+	// second).
 	Writers int
 	// MaxQueued bounds the Events waiting for the API server, so that an
 	// API server down for hours cannot exhaust the operator's memory
