@@ -54,8 +54,6 @@ func Setup(mgr ctrl.Manager, cfg *configv1alpha1.Configuration, all []Kind) erro
 		return fmt.Errorf("setting up field indexes: %w", err)
 	}
 	log := ctrl.Log.WithName("setup")
-	// Gang scheduling is chosen per job, so the selector is always wired; a
-	// job that selects no gang scheduler (and no default is set) gets none.
 	// core/v1 Events, as v1 recorded them (the events.k8s.io recorder would
 	// merge every "Created pod: <name>" of a job into one series).
 	events, err := eventrecorder.ForConfig(mgr.GetConfig(), mgr.GetHTTPClient(), mgr.GetScheme(),
@@ -66,6 +64,8 @@ func Setup(mgr ctrl.Manager, cfg *configv1alpha1.Configuration, all []Kind) erro
 	if err := mgr.Add(events); err != nil {
 		return fmt.Errorf("event recorder: %w", err)
 	}
+	// Gang scheduling is chosen per job, so the selector is always wired; a
+	// job that selects no gang scheduler (and no default is set) gets none.
 	recorders := map[string]engine.EventRecorder{}
 	gangs, err := gang.NewForManager(mgr, cfg.GangScheduling, func(name string) engine.EventRecorder { return recorders[name] })
 	if err != nil {
