@@ -66,7 +66,7 @@ func cgroupLimit(root fs.FS) int64 {
 // jobs kept. One GC percent fits neither: Go's 100 lets a large cache's
 // garbage grow to the cache's size (RSS is what a platform team sizes), and
 // the fixed 50 used before made a small heap collect every 12 MB allocated
-// (a fifth of the operator's CPU in make bench's burst-500). The tuner
+// (16-18% of the operator's CPU in make bench's burst-500). The tuner
 // gives the heap room for MinHeadroom of garbage, or MinPercent of what is
 // live when that is more, within [MinPercent, MaxPercent].
 const (
