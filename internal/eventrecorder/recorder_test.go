@@ -63,6 +63,15 @@ func (c *creates) count() int {
 	return len(c.events)
 }
 
+// recording is a Sink over a fake API server whose creates c records.
+func recording(t *testing.T, opts Options) (*fake.Clientset, *creates, *Sink) {
+	t.Helper()
+	cs := fake.NewClientset()
+	c := &creates{}
+	cs.PrependReactor("create", "events", c.reactor)
+	return cs, c, New(cs.CoreV1(), scheme.Scheme, logr.Discard(), opts)
+}
+
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(20 * time.Second)
@@ -100,10 +109,7 @@ func TestNoEventDroppedWhileTheAPIServerIsSlow(t *testing.T) {
 
 // A repeat patches the first Event's count, as v1's recorder did.
 func TestRepeatPatchesTheFirstEvent(t *testing.T) {
-	cs := fake.NewClientset()
-	var c creates
-	cs.PrependReactor("create", "events", c.reactor)
-	s := New(cs.CoreV1(), scheme.Scheme, logr.Discard(), Options{})
+	cs, c, s := recording(t, Options{})
 	started(t, s)
 	rec := s.Recorder("pytorchjob-controller")
 	rec.Event(pod("a"), corev1.EventTypeWarning, "Exited", "code 1")
@@ -194,10 +200,7 @@ func TestShutdownWritesWhatIsQueued(t *testing.T) {
 
 // The Event is the one client-go's recorder makes: kubectl shows what v1 showed.
 func TestEventFields(t *testing.T) {
-	cs := fake.NewClientset()
-	var c creates
-	cs.PrependReactor("create", "events", c.reactor)
-	s := New(cs.CoreV1(), scheme.Scheme, logr.Discard(), Options{})
+	_, c, s := recording(t, Options{})
 	started(t, s)
 	s.Recorder("pytorchjob-controller").Event(pod("a"), corev1.EventTypeNormal, "SuccessfulCreatePod", "Created pod: a")
 	waitFor(t, "the event", func() bool { return c.count() == 1 })
