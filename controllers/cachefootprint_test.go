@@ -46,7 +46,10 @@ func BenchmarkCachedChildFootprint(b *testing.B) {
 		count int
 	}{
 		{"pod", pod, func() client.Object { return &corev1.Pod{} }, trimPod, 2000},
-		{"service", svc, func() client.Object { return &corev1.Service{} }, trimService, 2000},
+		// As the engine caches it: metadata only (engine.NewServiceMeta).
+		{"service", svc, func() client.Object { return &metav1.PartialObjectMetadata{} }, trimService, 2000},
+		// As a typed informer would: what it was before.
+		{"service-typed", svc, func() client.Object { return &corev1.Service{} }, trimService, 2000},
 	} {
 		data, err := json.Marshal(tc.obj)
 		if err != nil {

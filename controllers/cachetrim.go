@@ -38,25 +38,18 @@ import (
 // trimMeta keeps of a child's metadata what the engine reads: identity,
 // owner, deletion, and of its labels the replica type and index (the
 // cache's label selector was applied by the API server; user and sidecar
-// labels would only take memory). The strings every child repeats (label
-// keys, replica types and indices, the owner's apiVersion and kind) are
+// labels would only take memory). What every child repeats (the owner's
+// apiVersion and kind, the labels map of a replica type and index) is
 // shared instead of decoded afresh for each of the 20,000 pods and
-// Services of a large cluster.
+// Services of a large cluster: a two-entry map alone is about 300 bytes.
+// Shared labels maps are read-only, as all of a cached object is: the
+// engine deep-copies a child before changing it (adopt).
 func trimMeta(m *metav1.ObjectMeta) {
 	m.ManagedFields = nil
 	// Nothing reads a cached child's annotations, and injectors (service
 	// meshes, secret agents) can make them the bulk of the metadata.
 	m.Annotations = nil
-	var labels map[string]string
-	for _, k := range [...]string{kubeflowv1.ReplicaTypeLabel, kubeflowv1.ReplicaIndexLabel} {
-		if v, ok := m.Labels[k]; ok {
-			if labels == nil {
-				labels = make(map[string]string, 2)
-			}
-			labels[k] = shared.intern(v)
-		}
-	}
-	m.Labels = labels
+	m.Labels = sharedLabels.of(m.Labels)
 	for i := range m.OwnerReferences {
 		ref := &m.OwnerReferences[i]
 		ref.APIVersion, ref.Kind = shared.intern(ref.APIVersion), shared.intern(ref.Kind)
@@ -74,6 +67,48 @@ type internTable struct {
 const maxInterned = 4096
 
 var shared = internTable{m: map[string]string{}}
+
+// labelsTable shares the kept labels of cached children: one map per
+// replica type and index present, bounded like internTable.
+type labelsTable struct {
+	mu sync.Mutex
+	m  map[labelsKey]map[string]string
+}
+
+// labelsKey tells a missing label from an empty one.
+type labelsKey struct {
+	rtype, index      string
+	hasType, hasIndex bool
+}
+
+var sharedLabels = labelsTable{m: map[labelsKey]map[string]string{}}
+
+// of is the shared map of in's replica type and index labels; nil when it
+// has neither.
+func (t *labelsTable) of(in map[string]string) map[string]string {
+	var k labelsKey
+	k.rtype, k.hasType = in[kubeflowv1.ReplicaTypeLabel]
+	k.index, k.hasIndex = in[kubeflowv1.ReplicaIndexLabel]
+	if !k.hasType && !k.hasIndex {
+		return nil
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if m, ok := t.m[k]; ok {
+		return m
+	}
+	m := make(map[string]string, 2)
+	if k.hasType {
+		m[kubeflowv1.ReplicaTypeLabel] = k.rtype
+	}
+	if k.hasIndex {
+		m[kubeflowv1.ReplicaIndexLabel] = k.index
+	}
+	if len(t.m) < maxInterned {
+		t.m[k] = m
+	}
+	return m
+}
 
 func (t *internTable) intern(s string) string {
 	t.mu.Lock()
@@ -117,16 +152,19 @@ func trimPod(obj any) (any, error) {
 	return pod, nil
 }
 
-// trimService keeps a Service's metadata (see trimMeta).
+// trimService keeps a Service's metadata (see trimMeta). The engine caches
+// Services as metadata only (engine.NewServiceMeta); a typed Service, should
+// anything ever ask the cache for one, is trimmed alike.
 func trimService(obj any) (any, error) {
-	svc, ok := obj.(*corev1.Service)
-	if !ok {
-		return obj, nil
+	switch svc := obj.(type) {
+	case *metav1.PartialObjectMetadata:
+		trimMeta(&svc.ObjectMeta)
+	case *corev1.Service:
+		trimMeta(&svc.ObjectMeta)
+		svc.Spec = corev1.ServiceSpec{}
+		svc.Status = corev1.ServiceStatus{}
 	}
-	trimMeta(&svc.ObjectMeta)
-	svc.Spec = corev1.ServiceSpec{}
-	svc.Status = corev1.ServiceStatus{}
-	return svc, nil
+	return obj, nil
 }
 
 // trimStatuses keeps what failure messages and restart decisions read.

@@ -1,6 +1,7 @@
 package controllers
 
 import (
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -83,6 +84,36 @@ func TestTrimSharesRepeatedStrings(t *testing.T) {
 	}
 	same("owner apiVersion", a.OwnerReferences[0].APIVersion, b.OwnerReferences[0].APIVersion)
 	same("owner kind", a.OwnerReferences[0].Kind, b.OwnerReferences[0].Kind)
+	if reflect.ValueOf(a.Labels).UnsafePointer() != reflect.ValueOf(b.Labels).UnsafePointer() {
+		t.Error("two cached pods of the same replica type and index do not share their labels map")
+	}
+}
+
+// The shared labels maps keep exactly the replica type and index a child
+// has: a missing label stays missing, an empty one empty.
+func TestSharedLabels(t *testing.T) {
+	for _, in := range []map[string]string{
+		nil,
+		{"user": "x"},
+		{kubeflowv1.ReplicaTypeLabel: "worker"},
+		{kubeflowv1.ReplicaIndexLabel: "3", "user": "x"},
+		{kubeflowv1.ReplicaTypeLabel: "worker", kubeflowv1.ReplicaIndexLabel: ""},
+		{kubeflowv1.ReplicaTypeLabel: "", kubeflowv1.ReplicaIndexLabel: "0"},
+		{kubeflowv1.ReplicaTypeLabel: "worker", kubeflowv1.ReplicaIndexLabel: "0"},
+	} {
+		var want map[string]string
+		for _, k := range []string{kubeflowv1.ReplicaTypeLabel, kubeflowv1.ReplicaIndexLabel} {
+			if v, ok := in[k]; ok {
+				if want == nil {
+					want = map[string]string{}
+				}
+				want[k] = v
+			}
+		}
+		if diff := cmp.Diff(want, sharedLabels.of(in)); diff != "" {
+			t.Errorf("labels of %v (-want +got):\n%s", in, diff)
+		}
+	}
 }
 
 // A succeeded pod keeps its exit (the ExitedWithCode event reads it) but
@@ -125,6 +156,15 @@ func TestTrimService(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("trimService (-want +got):\n%s", diff)
+	}
+	// The engine's cache holds Services as metadata only.
+	meta := &metav1.PartialObjectMetadata{ObjectMeta: *full.ObjectMeta.DeepCopy()}
+	got, err = trimService(meta)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(&metav1.PartialObjectMetadata{ObjectMeta: want.ObjectMeta}, got); diff != "" {
+		t.Errorf("trimService on metadata (-want +got):\n%s", diff)
 	}
 }
 

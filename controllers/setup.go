@@ -104,7 +104,7 @@ func Setup(mgr ctrl.Manager, cfg *configv1alpha1.Configuration, all []Kind) erro
 // Services, HPAs and the adapters' extra children (engine.ExtraChildren,
 // e.g. MPI's ConfigMaps and launcher RBAC) that carry the operator-name
 // label; pods and Services are trimmed to what the engine reads
-// (cachetrim.go). Every adapter's extra types are listed, enabled or not,
+// (cachetrim.go), and Services are cached as metadata only. Every adapter's extra types are listed, enabled or not,
 // so that a disabled kind's types are not cached unfiltered either.
 func cacheByObject(cfg *configv1alpha1.Configuration, all []Kind) (map[client.Object]cache.ByObject, error) {
 	req, err := labels.NewRequirement(kubeflowv1.OperatorNameLabel, selection.Exists, nil)
@@ -114,7 +114,7 @@ func cacheByObject(cfg *configv1alpha1.Configuration, all []Kind) (map[client.Ob
 	sel := labels.NewSelector().Add(*req)
 	out := map[client.Object]cache.ByObject{
 		&corev1.Pod{}:                            {Label: sel, Transform: trimPod},
-		&corev1.Service{}:                        {Label: sel, Transform: trimService},
+		engine.NewServiceMeta():                  {Label: sel, Transform: trimService},
 		&autoscalingv2.HorizontalPodAutoscaler{}: {Label: sel},
 	}
 	seen := map[reflect.Type]bool{}

@@ -125,7 +125,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		For(r.fw.NewJob(), builder.WithPredicates(r.jobGone(), r.notOwnEcho())).
 		Named(r.fw.ControllerName()).
 		Watches(&corev1.Pod{}, owner, builder.WithPredicates(r.goneFromCache("pod/"), r.podLeft(), podChanged())).
-		Watches(&corev1.Service{}, owner, builder.WithPredicates(r.goneFromCache("svc/"), metaChanged())).
+		Watches(NewServiceMeta(), owner, builder.WithPredicates(r.goneFromCache("svc/"), metaChanged())).
 		WithOptions(controller.Options{MaxConcurrentReconciles: r.opts.MaxConcurrentReconciles})
 	for _, t := range extraTypes(r.fw) {
 		b = b.Watches(t.Object, owner, builder.WithPredicates(r.goneFromCache(strings.ToLower(kindOf(t.Object))+"/")))

@@ -30,7 +30,7 @@ func SetupIndexes(ctx context.Context, indexer client.FieldIndexer) error {
 		}
 		return []string{string(ref.UID)}
 	}
-	for _, obj := range []client.Object{&corev1.Pod{}, &corev1.Service{}} {
+	for _, obj := range []client.Object{&corev1.Pod{}, NewServiceMeta()} {
 		if err := indexer.IndexField(ctx, obj, ControllerUIDIndex, index); err != nil {
 			return err
 		}
@@ -42,14 +42,15 @@ func SetupIndexes(ctx context.Context, indexer client.FieldIndexer) error {
 // They are the cache's own objects, not copies (a 1000-replica job was
 // deep-copied on every pass): the engine only reads them, and builds new
 // objects for anything it writes.
-func (r *Reconciler) listChildren(ctx context.Context, job client.Object) ([]*corev1.Pod, []*corev1.Service, error) {
+func (r *Reconciler) listChildren(ctx context.Context, job client.Object) ([]*corev1.Pod, []*metav1.PartialObjectMetadata, error) {
 	opts := []client.ListOption{client.InNamespace(job.GetNamespace()), client.MatchingFields{ControllerUIDIndex: string(job.GetUID())},
 		client.UnsafeDisableDeepCopy}
 	var pl corev1.PodList
 	if err := r.client.List(ctx, &pl, opts...); err != nil {
 		return nil, nil, err
 	}
-	var sl corev1.ServiceList
+	var sl metav1.PartialObjectMetadataList
+	sl.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("ServiceList"))
 	if err := r.client.List(ctx, &sl, opts...); err != nil {
 		return nil, nil, err
 	}
@@ -57,7 +58,7 @@ func (r *Reconciler) listChildren(ctx context.Context, job client.Object) ([]*co
 	for i := range pl.Items {
 		pods = append(pods, &pl.Items[i])
 	}
-	svcs := make([]*corev1.Service, 0, len(sl.Items))
+	svcs := make([]*metav1.PartialObjectMetadata, 0, len(sl.Items))
 	for i := range sl.Items {
 		svcs = append(svcs, &sl.Items[i])
 	}
@@ -350,7 +351,7 @@ func (r *Reconciler) cleanup(ctx context.Context, job client.Object, ch children
 		pods = append(pods, pod)
 		names[pod.Name] = true
 	}
-	var svcs []*corev1.Service
+	var svcs []*metav1.PartialObjectMetadata
 	for _, s := range ch.allServices {
 		if !finished || policy == kubeflowv1.CleanPodPolicyAll || names[s.Name] {
 			svcs = append(svcs, s)
@@ -367,7 +368,7 @@ func (r *Reconciler) deletePods(ctx context.Context, job client.Object, pods []*
 	return r.deleteChildren(ctx, job, objs, "Pod")
 }
 
-func (r *Reconciler) deleteServices(ctx context.Context, job client.Object, svcs []*corev1.Service) error {
+func (r *Reconciler) deleteServices(ctx context.Context, job client.Object, svcs []*metav1.PartialObjectMetadata) error {
 	objs := make([]client.Object, 0, len(svcs))
 	for _, s := range svcs {
 		objs = append(objs, s)

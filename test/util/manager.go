@@ -8,6 +8,7 @@ import (
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 	"sigs.k8s.io/controller-runtime/pkg/config"
@@ -40,6 +41,11 @@ func DefaultConfiguration() *configv1alpha1.Configuration {
 
 // Operator is an in-process operator for integration tests.
 type Operator struct {
+	// Cache is the operator's informer cache. It fails a read of a type the
+	// operator does not watch, rather than starting an informer for it, so
+	// that every suite run on this operator also checks that the engine
+	// reads only what it caches (and caches only what it declares).
+	Cache  cache.Cache
 	cancel context.CancelFunc
 	done   chan error
 	once   sync.Once
@@ -51,6 +57,7 @@ func StartOperator(restCfg *rest.Config, cfg *configv1alpha1.Configuration) (*Op
 	if err != nil {
 		return nil, err
 	}
+	cacheOpts.ReaderFailOnMissingInformer = true
 	mgr, err := ctrl.NewManager(restCfg, ctrl.Options{
 		Scheme:                 Scheme(),
 		Metrics:                metricsserver.Options{BindAddress: "0"},
@@ -66,7 +73,7 @@ func StartOperator(restCfg *rest.Config, cfg *configv1alpha1.Configuration) (*Op
 		return nil, err
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	op := &Operator{cancel: cancel, done: make(chan error, 1)}
+	op := &Operator{Cache: mgr.GetCache(), cancel: cancel, done: make(chan error, 1)}
 	go func() { op.done <- mgr.Start(ctx) }()
 	if !mgr.GetCache().WaitForCacheSync(ctx) {
 		cancel()

@@ -2,6 +2,7 @@ package controller_test
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"time"
 
@@ -10,7 +11,9 @@ import (
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kubeflowv1 "github.com/seed-d8a409e9/training-operator/apis/kubeflow.org/v1"
@@ -90,6 +93,27 @@ var _ = Describe("PyTorchJob", func() {
 			Should(Equal([]string{"Created 3 pods: mnist-master-0, mnist-worker-0, mnist-worker-1"}))
 		Eventually(func() []string { return eventNotes(ctx, ns, "SuccessfulCreateService") }, timeout, interval).
 			Should(Equal([]string{"Created 3 services: mnist-master-0, mnist-worker-0, mnist-worker-1"}))
+	})
+
+	// The operator caches Services as metadata only, half the memory of a
+	// typed Service; a typed informer beside it would undo that.
+	It("caches the Services it creates as metadata only", func(ctx context.Context) {
+		job := testjobs.MakePyTorchJob("meta", ns).Master(1).Workers(1).Obj()
+		Expect(k8s.Create(ctx, job)).To(Succeed())
+		Eventually(func() []string { return podNames(jobPods(ctx, ns, "meta")) }, timeout, interval).
+			Should(Equal([]string{"meta-master-0", "meta-worker-0"}))
+		var metas metav1.PartialObjectMetadataList
+		metas.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("ServiceList"))
+		Eventually(func() int {
+			Expect(operator.Cache.List(ctx, &metas, client.InNamespace(ns))).To(Succeed())
+			return len(metas.Items)
+		}, timeout, interval).Should(Equal(2))
+		for _, m := range metas.Items {
+			Expect(m.Labels).To(HaveKey(kubeflowv1.ReplicaIndexLabel))
+		}
+		err := operator.Cache.List(ctx, &corev1.ServiceList{}, client.InNamespace(ns))
+		var notCached *cache.ErrResourceNotCached
+		Expect(errors.As(err, &notCached)).To(BeTrue(), "the operator has a typed Service informer: %v", err)
 	})
 
 	It("succeeds when the master succeeds and applies cleanPodPolicy", func(ctx context.Context) {
