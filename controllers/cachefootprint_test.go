@@ -100,3 +100,71 @@ func succeed(pod *corev1.Pod) {
 			State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 0, Reason: "Completed", StartedAt: now, FinishedAt: now}}})
 	}
 }
+
+// BenchmarkCachedJobFootprint reports the live heap a finished 1+3
+// PyTorchJob takes in the cache after its transform, as make bench's
+// retained-5000 keeps 5,000 of them: decoded from JSON, as the informer
+// does for a custom resource.
+func BenchmarkCachedJobFootprint(b *testing.B) {
+	fw, err := pytorch.New(pytorch.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	job := finishedJob(fw)
+	data, err := json.Marshal(job)
+	if err != nil {
+		b.Fatal(err)
+	}
+	trim := trimFinishedJob(fw)
+	const count = 2000
+	var perObject float64
+	for b.Loop() {
+		keep := make([]any, count)
+		before := liveHeap()
+		for i := range keep {
+			o := &kubeflowv1.PyTorchJob{}
+			if err := json.Unmarshal(data, o); err != nil {
+				b.Fatal(err)
+			}
+			if keep[i], err = trim(o); err != nil {
+				b.Fatal(err)
+			}
+		}
+		perObject = float64(liveHeap()-before) / float64(count)
+		runtime.KeepAlive(keep)
+	}
+	b.ReportMetric(perObject, "B/object")
+}
+
+// finishedJob is a 1+3 PyTorchJob as the API server holds it once it
+// succeeded: defaulted, KWOK's annotations on its templates, its status
+// written by the engine.
+func finishedJob(fw engine.Framework) *kubeflowv1.PyTorchJob {
+	w := testjobs.MakePyTorchJob("bench-job-123", "bench-ns").UID("0f3c5a1e-7d1b-4c2e-9a55-3e1d2b4c6f70").Master(1).Workers(3)
+	for _, rt := range []kubeflowv1.ReplicaType{kubeflowv1.PyTorchJobReplicaTypeMaster, kubeflowv1.PyTorchJobReplicaTypeWorker} {
+		w = w.Annotation(rt, "kwok.x-k8s.io/exit-code", "0").Annotation(rt, "kwok.x-k8s.io/exit-delay", "10s")
+	}
+	job := w.Obj()
+	fw.Default(job)
+	now := metav1.NewTime(time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC))
+	job.ResourceVersion, job.Generation, job.CreationTimestamp = "123456", 1, now
+	job.ManagedFields = []metav1.ManagedFieldsEntry{{Manager: "training-operator", Operation: metav1.ManagedFieldsOperationUpdate, Subresource: "status", Time: &now}}
+	cond := func(t kubeflowv1.JobConditionType, s corev1.ConditionStatus, reason, msg string) kubeflowv1.JobCondition {
+		return kubeflowv1.JobCondition{Type: t, Status: s, Reason: reason, Message: msg, LastUpdateTime: now, LastTransitionTime: now}
+	}
+	job.Status = kubeflowv1.JobStatus{
+		Conditions: []kubeflowv1.JobCondition{
+			cond(kubeflowv1.JobCreated, corev1.ConditionTrue, "PyTorchJobCreated", "PyTorchJob bench-job-123 is created."),
+			cond(kubeflowv1.JobRunning, corev1.ConditionFalse, "PyTorchJobRunning", "PyTorchJob bench-job-123 is running."),
+			cond(kubeflowv1.JobSucceeded, corev1.ConditionTrue, "PyTorchJobSucceeded", "PyTorchJob bench-job-123 is successfully completed."),
+		},
+		ReplicaStatuses: map[kubeflowv1.ReplicaType]*kubeflowv1.ReplicaStatus{},
+		StartTime:       &now, CompletionTime: &now, LastReconcileTime: &now,
+	}
+	for rt, n := range map[kubeflowv1.ReplicaType]int32{kubeflowv1.PyTorchJobReplicaTypeMaster: 1, kubeflowv1.PyTorchJobReplicaTypeWorker: 3} {
+		labels := engine.ReplicaLabels(fw.ControllerName(), job.Name, rt, 0)
+		delete(labels, kubeflowv1.ReplicaIndexLabel)
+		job.Status.ReplicaStatuses[rt] = &kubeflowv1.ReplicaStatus{Succeeded: n, Selector: metav1.FormatLabelSelector(&metav1.LabelSelector{MatchLabels: labels})}
+	}
+	return job
+}

@@ -189,11 +189,13 @@ func trimStatuses(ss []corev1.ContainerStatus) []corev1.ContainerStatus {
 // trimFinishedJob is the cache transform of fw's job kind. A job that has
 // Succeeded or Failed creates nothing again (terminal conditions are
 // sticky), so its cached copy drops what only pod creation reads: the pod
-// templates' specs, keeping the scheduler name (which picks the gang
-// backend to clean up) and the restart policy. Replica counts, run policy
-// and status stay for cleanup and TTL. Every new version from the API
-// server is trimmed afresh, so nothing is lost for a job that is not
-// finished. managedFields are dropped from every job.
+// templates, keeping the scheduler name (which picks the gang backend to
+// clean up) and the restart policy. What is left of a replica spec is the
+// same for most finished jobs, so they share one (finishedSpecs): a
+// ReplicaSpec is 850 bytes even when empty. Replica counts, run policy and
+// status stay for cleanup and TTL. Every new version from the API server is
+// trimmed afresh, so nothing is lost for a job that is not finished.
+// managedFields are dropped from every job.
 func trimFinishedJob(fw engine.Framework) toolscache.TransformFunc {
 	return func(obj any) (any, error) {
 		job, ok := obj.(client.Object)
@@ -204,13 +206,52 @@ func trimFinishedJob(fw engine.Framework) toolscache.TransformFunc {
 		if !engine.IsFinished(fw.Status(job)) {
 			return job, nil
 		}
-		for _, spec := range fw.ReplicaSpecs(job) {
-			if spec == nil {
-				continue
+		specs := fw.ReplicaSpecs(job)
+		for rt, spec := range specs {
+			if spec != nil {
+				specs[rt] = finishedSpecs.of(spec)
 			}
-			t := &spec.Template.Spec
-			*t = corev1.PodSpec{SchedulerName: t.SchedulerName, RestartPolicy: t.RestartPolicy}
 		}
 		return job, nil
 	}
+}
+
+// specTable shares the trimmed replica specs of finished jobs. Like all of
+// a cached object they are read-only: the engine plans on a deep copy of
+// the job. Bounded like internTable.
+type specTable struct {
+	mu sync.Mutex
+	m  map[specKey]*kubeflowv1.ReplicaSpec
+}
+
+// specKey is what a finished job's replica spec keeps.
+type specKey struct {
+	replicas         int32
+	hasReplicas      bool
+	restartPolicy    kubeflowv1.RestartPolicy
+	podRestartPolicy corev1.RestartPolicy
+	schedulerName    string
+}
+
+var finishedSpecs = specTable{m: map[specKey]*kubeflowv1.ReplicaSpec{}}
+
+func (t *specTable) of(spec *kubeflowv1.ReplicaSpec) *kubeflowv1.ReplicaSpec {
+	k := specKey{restartPolicy: spec.RestartPolicy, podRestartPolicy: spec.Template.Spec.RestartPolicy, schedulerName: spec.Template.Spec.SchedulerName}
+	if spec.Replicas != nil {
+		k.replicas, k.hasReplicas = *spec.Replicas, true
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if s, ok := t.m[k]; ok {
+		return s
+	}
+	s := &kubeflowv1.ReplicaSpec{RestartPolicy: k.restartPolicy}
+	if k.hasReplicas {
+		s.Replicas = &k.replicas
+	}
+	s.Template.Spec = corev1.PodSpec{SchedulerName: shared.intern(k.schedulerName), RestartPolicy: k.podRestartPolicy}
+	if len(t.m) < maxInterned {
+		t.m[k] = s
+	}
+	return s
 }

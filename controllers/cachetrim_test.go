@@ -10,6 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 
 	kubeflowv1 "github.com/seed-d8a409e9/training-operator/apis/kubeflow.org/v1"
 	"github.com/seed-d8a409e9/training-operator/controllers/pytorch"
@@ -177,7 +178,7 @@ func TestTrimFinishedJob(t *testing.T) {
 	}
 	trim := trimFinishedJob(fw)
 	base := testjobs.MakePyTorchJob("j", "ns").Master(1).Workers(3).CleanPodPolicy(kubeflowv1.CleanPodPolicyRunning).
-		TTLSecondsAfterFinished(60).Obj()
+		TTLSecondsAfterFinished(60).Annotation(kubeflowv1.PyTorchJobReplicaTypeWorker, "kwok.x-k8s.io/exit-code", "0").Obj()
 	base.ManagedFields = []metav1.ManagedFieldsEntry{{Manager: "kubectl"}}
 	for _, spec := range base.Spec.PyTorchReplicaSpecs {
 		spec.Template.Spec.SchedulerName = "volcano"
@@ -202,10 +203,27 @@ func TestTrimFinishedJob(t *testing.T) {
 		want := job.DeepCopy()
 		want.ManagedFields = nil
 		for _, spec := range want.Spec.PyTorchReplicaSpecs {
-			spec.Template.Spec = corev1.PodSpec{SchedulerName: "volcano", RestartPolicy: spec.Template.Spec.RestartPolicy}
+			spec.Template = corev1.PodTemplateSpec{Spec: corev1.PodSpec{SchedulerName: "volcano", RestartPolicy: spec.Template.Spec.RestartPolicy}}
 		}
 		if diff := cmp.Diff(want, got); diff != "" {
 			t.Errorf("%s job (-want +got):\n%s", c, diff)
 		}
+	}
+
+	// Finished jobs with the same replica counts and policies share what is
+	// left of their specs; a different count gets its own.
+	a, _ := trim(finished(kubeflowv1.JobSucceeded))
+	b, _ := trim(finished(kubeflowv1.JobFailed))
+	other := finished(kubeflowv1.JobSucceeded)
+	other.Spec.PyTorchReplicaSpecs[kubeflowv1.PyTorchJobReplicaTypeWorker].Replicas = ptr.To[int32](7)
+	c, _ := trim(other)
+	worker := func(o any) *kubeflowv1.ReplicaSpec {
+		return o.(*kubeflowv1.PyTorchJob).Spec.PyTorchReplicaSpecs[kubeflowv1.PyTorchJobReplicaTypeWorker]
+	}
+	if worker(a) != worker(b) {
+		t.Error("two finished jobs with the same worker spec do not share it")
+	}
+	if worker(c) == worker(a) || *worker(c).Replicas != 7 || *worker(a).Replicas != 3 {
+		t.Errorf("workers 3 and 7 mixed up: %d, %d", *worker(a).Replicas, *worker(c).Replicas)
 	}
 }
