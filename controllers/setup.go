@@ -104,8 +104,9 @@ func Setup(mgr ctrl.Manager, cfg *configv1alpha1.Configuration, all []Kind) erro
 // Services, HPAs and the adapters' extra children (engine.ExtraChildren,
 // e.g. MPI's ConfigMaps and launcher RBAC) that carry the operator-name
 // label; pods and Services are trimmed to what the engine reads
-// (cachetrim.go), and Services are cached as metadata only. Every adapter's extra types are listed, enabled or not,
-// so that a disabled kind's types are not cached unfiltered either.
+// (cachetrim.go), and Services are cached as metadata only. Every adapter's
+// extra types are listed, enabled or not, so that a disabled kind's types
+// are not cached unfiltered either.
 func cacheByObject(cfg *configv1alpha1.Configuration, all []Kind) (map[client.Object]cache.ByObject, error) {
 	req, err := labels.NewRequirement(kubeflowv1.OperatorNameLabel, selection.Exists, nil)
 	if err != nil {
