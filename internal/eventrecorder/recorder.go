@@ -10,7 +10,6 @@ package eventrecorder
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"hash/fnv"
 	"math/rand/v2"
@@ -32,6 +31,8 @@ import (
 	"k8s.io/client-go/tools/reference"
 	"k8s.io/utils/clock"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
+
+	"github.com/seed-d8a409e9/training-operator/internal/apiretry"
 )
 
 // Options tune a Sink; zero values take the defaults.
@@ -344,12 +345,11 @@ func (s *Sink) write(ctx context.Context, ev *corev1.Event, patch []byte) bool {
 		s.correlator.UpdateState(written)
 		return true
 	}
-	var status apierrors.APIStatus
 	switch {
 	case apierrors.IsAlreadyExists(err), apierrors.HasStatusCause(err, corev1.NamespaceTerminatingCause):
 		s.log.V(5).Info("event refused", "event", ev.Name, "error", err.Error())
 		return true
-	case errors.As(err, &status) && !retriable(err):
+	case apiretry.Refused(err):
 		s.log.Error(err, "event refused by the API server", "object", ev.InvolvedObject, "reason", ev.Reason, "message", ev.Message)
 		return true
 	case ctx.Err() != nil:
@@ -357,10 +357,4 @@ func (s *Sink) write(ctx context.Context, ev *corev1.Event, patch []byte) bool {
 	}
 	s.log.Error(err, "writing an event (will try again)", "event", fmt.Sprintf("%s/%s", ev.Namespace, ev.Name))
 	return false
-}
-
-// retriable API errors are the server's own trouble, not the Event's.
-func retriable(err error) bool {
-	return apierrors.IsServerTimeout(err) || apierrors.IsTimeout(err) || apierrors.IsTooManyRequests(err) ||
-		apierrors.IsInternalError(err) || apierrors.IsServiceUnavailable(err) || apierrors.IsUnexpectedServerError(err)
 }

@@ -43,13 +43,14 @@ import (
 	"github.com/go-logr/logr"
 	authnv1 "k8s.io/api/authentication/v1"
 	authzv1 "k8s.io/api/authorization/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	authnclient "k8s.io/client-go/kubernetes/typed/authentication/v1"
 	authzclient "k8s.io/client-go/kubernetes/typed/authorization/v1"
 	"k8s.io/client-go/rest"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	"github.com/seed-d8a409e9/training-operator/internal/apiretry"
 )
 
 // The TTLs and retries of controller-runtime's filter (and of the API
@@ -226,7 +227,7 @@ func (r *reviewer) call(ctx context.Context, review func(context.Context) error)
 		switch {
 		case last == nil:
 			return true, nil
-		case retriable(last):
+		case apiretry.Retriable(last):
 			return false, nil
 		default:
 			return false, last
@@ -236,15 +237,6 @@ func (r *reviewer) call(ctx context.Context, review func(context.Context) error)
 		return fmt.Errorf("%w (last attempt: %w)", err, last)
 	}
 	return err
-}
-
-func retriable(err error) bool {
-	var status apierrors.APIStatus
-	if !errors.As(err, &status) {
-		return true // no answer from the API server
-	}
-	code := status.Status().Code
-	return code == http.StatusTooManyRequests || code >= http.StatusInternalServerError
 }
 
 // ttlCache is a small map of answers that expire.
