@@ -49,31 +49,45 @@ func trimMeta(m *metav1.ObjectMeta) {
 	// Nothing reads a cached child's annotations, and injectors (service
 	// meshes, secret agents) can make them the bulk of the metadata.
 	m.Annotations = nil
-	m.Labels = sharedLabels.of(m.Labels)
+	m.Labels = labelsOf(m.Labels)
 	for i := range m.OwnerReferences {
 		ref := &m.OwnerReferences[i]
-		ref.APIVersion, ref.Kind = shared.intern(ref.APIVersion), shared.intern(ref.Kind)
+		ref.APIVersion, ref.Kind = intern(ref.APIVersion), intern(ref.Kind)
 	}
 }
 
-// internTable shares short strings many cached objects repeat. It is
-// bounded: past maxInterned distinct strings, new ones are kept as they
-// are, so a stream of unique values cannot grow it without end.
-type internTable struct {
+// sharedTable hands out one value per key, so that what many cached
+// objects repeat is kept once. Its values are read-only, as all of a cached
+// object is: the engine deep-copies before changing anything (adopt, and
+// the job a pass plans on). It is bounded: past maxShared keys, values are
+// built but not kept, so a stream of unique keys cannot grow it without end.
+type sharedTable[K comparable, V any] struct {
 	mu sync.Mutex
-	m  map[string]string
+	m  map[K]V
 }
 
-const maxInterned = 4096
+const maxShared = 4096
 
-var shared = internTable{m: map[string]string{}}
-
-// labelsTable shares the kept labels of cached children: one map per
-// replica type and index present, bounded like internTable.
-type labelsTable struct {
-	mu sync.Mutex
-	m  map[labelsKey]map[string]string
+func (t *sharedTable[K, V]) get(k K, build func() V) V {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if v, ok := t.m[k]; ok {
+		return v
+	}
+	v := build()
+	if t.m == nil {
+		t.m = map[K]V{}
+	}
+	if len(t.m) < maxShared {
+		t.m[k] = v
+	}
+	return v
 }
+
+// sharedStrings are short strings many cached objects repeat.
+var sharedStrings sharedTable[string, string]
+
+func intern(s string) string { return sharedStrings.get(s, func() string { return s }) }
 
 // labelsKey tells a missing label from an empty one.
 type labelsKey struct {
@@ -81,45 +95,29 @@ type labelsKey struct {
 	hasType, hasIndex bool
 }
 
-var sharedLabels = labelsTable{m: map[labelsKey]map[string]string{}}
+// sharedLabels holds the kept labels of cached children: one map per
+// replica type and index present.
+var sharedLabels sharedTable[labelsKey, map[string]string]
 
-// of is the shared map of in's replica type and index labels; nil when it
-// has neither.
-func (t *labelsTable) of(in map[string]string) map[string]string {
+// labelsOf is the shared map of in's replica type and index labels; nil
+// when it has neither.
+func labelsOf(in map[string]string) map[string]string {
 	var k labelsKey
 	k.rtype, k.hasType = in[kubeflowv1.ReplicaTypeLabel]
 	k.index, k.hasIndex = in[kubeflowv1.ReplicaIndexLabel]
 	if !k.hasType && !k.hasIndex {
 		return nil
 	}
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if m, ok := t.m[k]; ok {
+	return sharedLabels.get(k, func() map[string]string {
+		m := make(map[string]string, 2)
+		if k.hasType {
+			m[kubeflowv1.ReplicaTypeLabel] = k.rtype
+		}
+		if k.hasIndex {
+			m[kubeflowv1.ReplicaIndexLabel] = k.index
+		}
 		return m
-	}
-	m := make(map[string]string, 2)
-	if k.hasType {
-		m[kubeflowv1.ReplicaTypeLabel] = k.rtype
-	}
-	if k.hasIndex {
-		m[kubeflowv1.ReplicaIndexLabel] = k.index
-	}
-	if len(t.m) < maxInterned {
-		t.m[k] = m
-	}
-	return m
-}
-
-func (t *internTable) intern(s string) string {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if v, ok := t.m[s]; ok {
-		return v
-	}
-	if len(t.m) < maxInterned {
-		t.m[s] = s
-	}
-	return s
+	})
 }
 
 // trimPod keeps a pod's metadata (see trimMeta), its phase,
@@ -191,7 +189,7 @@ func trimStatuses(ss []corev1.ContainerStatus) []corev1.ContainerStatus {
 // sticky), so its cached copy drops what only pod creation reads: the pod
 // templates, keeping the scheduler name (which picks the gang backend to
 // clean up) and the restart policy. What is left of a replica spec is the
-// same for most finished jobs, so they share one (finishedSpecs): a
+// same for most finished jobs, so they share one (finishedSpec): a
 // ReplicaSpec is 850 bytes even when empty. Replica counts, run policy and
 // status stay for cleanup and TTL. Every new version from the API server is
 // trimmed afresh, so nothing is lost for a job that is not finished.
@@ -209,19 +207,11 @@ func trimFinishedJob(fw engine.Framework) toolscache.TransformFunc {
 		specs := fw.ReplicaSpecs(job)
 		for rt, spec := range specs {
 			if spec != nil {
-				specs[rt] = finishedSpecs.of(spec)
+				specs[rt] = finishedSpec(spec)
 			}
 		}
 		return job, nil
 	}
-}
-
-// specTable shares the trimmed replica specs of finished jobs. Like all of
-// a cached object they are read-only: the engine plans on a deep copy of
-// the job. Bounded like internTable.
-type specTable struct {
-	mu sync.Mutex
-	m  map[specKey]*kubeflowv1.ReplicaSpec
 }
 
 // specKey is what a finished job's replica spec keeps.
@@ -233,25 +223,21 @@ type specKey struct {
 	schedulerName    string
 }
 
-var finishedSpecs = specTable{m: map[specKey]*kubeflowv1.ReplicaSpec{}}
+// finishedSpecs holds the trimmed replica specs of finished jobs.
+var finishedSpecs sharedTable[specKey, *kubeflowv1.ReplicaSpec]
 
-func (t *specTable) of(spec *kubeflowv1.ReplicaSpec) *kubeflowv1.ReplicaSpec {
+// finishedSpec is the shared trimmed form of a finished job's spec.
+func finishedSpec(spec *kubeflowv1.ReplicaSpec) *kubeflowv1.ReplicaSpec {
 	k := specKey{restartPolicy: spec.RestartPolicy, podRestartPolicy: spec.Template.Spec.RestartPolicy, schedulerName: spec.Template.Spec.SchedulerName}
 	if spec.Replicas != nil {
 		k.replicas, k.hasReplicas = *spec.Replicas, true
 	}
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if s, ok := t.m[k]; ok {
+	return finishedSpecs.get(k, func() *kubeflowv1.ReplicaSpec {
+		s := &kubeflowv1.ReplicaSpec{RestartPolicy: k.restartPolicy}
+		if k.hasReplicas {
+			s.Replicas = &k.replicas
+		}
+		s.Template.Spec = corev1.PodSpec{SchedulerName: intern(k.schedulerName), RestartPolicy: k.podRestartPolicy}
 		return s
-	}
-	s := &kubeflowv1.ReplicaSpec{RestartPolicy: k.restartPolicy}
-	if k.hasReplicas {
-		s.Replicas = &k.replicas
-	}
-	s.Template.Spec = corev1.PodSpec{SchedulerName: shared.intern(k.schedulerName), RestartPolicy: k.podRestartPolicy}
-	if len(t.m) < maxInterned {
-		t.m[k] = s
-	}
-	return s
+	})
 }

@@ -111,7 +111,7 @@ func TestSharedLabels(t *testing.T) {
 				want[k] = v
 			}
 		}
-		if diff := cmp.Diff(want, sharedLabels.of(in)); diff != "" {
+		if diff := cmp.Diff(want, labelsOf(in)); diff != "" {
 			t.Errorf("labels of %v (-want +got):\n%s", in, diff)
 		}
 	}
