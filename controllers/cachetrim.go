@@ -17,6 +17,8 @@ limitations under the License.
 package controllers
 
 import (
+	"fmt"
+	"strings"
 	"sync"
 
 	corev1 "k8s.io/api/core/v1"
@@ -121,8 +123,8 @@ func labelsOf(in map[string]string) map[string]string {
 }
 
 // trimPod keeps a pod's metadata (see trimMeta), its phase,
-// conditions (unless it succeeded) and container states, its restart policy,
-// scheduler and node.
+// conditions and container states (of a succeeded pod, only what
+// succeededStatuses keeps), its restart policy, scheduler and node.
 func trimPod(obj any) (any, error) {
 	pod, ok := obj.(*corev1.Pod)
 	if !ok {
@@ -143,8 +145,13 @@ func trimPod(obj any) (any, error) {
 		// of make bench's retained-5000.
 		pod.Status.Conditions = nil
 	}
-	pod.Status.ContainerStatuses = trimStatuses(pod.Status.ContainerStatuses)
-	pod.Status.InitContainerStatuses = trimStatuses(pod.Status.InitContainerStatuses)
+	if pod.Status.Phase == corev1.PodSucceeded {
+		pod.Status.ContainerStatuses = succeededStatuses(pod.Status.ContainerStatuses)
+		pod.Status.InitContainerStatuses = succeededStatuses(pod.Status.InitContainerStatuses)
+	} else {
+		pod.Status.ContainerStatuses = trimStatuses(pod.Status.ContainerStatuses)
+		pod.Status.InitContainerStatuses = trimStatuses(pod.Status.InitContainerStatuses)
+	}
 	pod.Status.EphemeralContainerStatuses = nil
 	pod.Status.PodIPs, pod.Status.HostIPs = nil, nil
 	return pod, nil
@@ -182,6 +189,42 @@ func trimStatuses(ss []corev1.ContainerStatus) []corev1.ContainerStatus {
 		}
 	}
 	return out
+}
+
+// sharedSucceeded holds the container statuses of succeeded pods, keyed
+// by what succeededStatuses keeps of them.
+var sharedSucceeded sharedTable[string, []corev1.ContainerStatus]
+
+// succeededStatuses keeps of a succeeded pod's container statuses what is
+// read of a pod that will not change again: the names, restart counts
+// (backoffLimit counts a succeeded pod's in-place restarts) and the
+// termination's exit code, signal and reason (the ExitedWithCode event,
+// and the failure message should the pod be deleted by someone else).
+// That is the same for most succeeded pods, so they share one slice: the
+// timestamps, container IDs and messages dropped were a quarter of a
+// cached succeeded pod.
+func succeededStatuses(ss []corev1.ContainerStatus) []corev1.ContainerStatus {
+	if len(ss) == 0 {
+		return nil
+	}
+	var key strings.Builder
+	for _, s := range ss {
+		code, signal, reason := int32(0), int32(0), ""
+		if t := s.State.Terminated; t != nil {
+			code, signal, reason = t.ExitCode, t.Signal, t.Reason
+		}
+		fmt.Fprintf(&key, "%q %t %d %d %d %q;", s.Name, s.State.Terminated != nil, s.RestartCount, code, signal, reason)
+	}
+	return sharedSucceeded.get(key.String(), func() []corev1.ContainerStatus {
+		out := make([]corev1.ContainerStatus, len(ss))
+		for i, s := range ss {
+			out[i] = corev1.ContainerStatus{Name: intern(s.Name), RestartCount: s.RestartCount}
+			if t := s.State.Terminated; t != nil {
+				out[i].State.Terminated = &corev1.ContainerStateTerminated{ExitCode: t.ExitCode, Signal: t.Signal, Reason: intern(t.Reason)}
+			}
+		}
+		return out
+	})
 }
 
 // trimFinishedJob is the cache transform of fw's job kind. A job that has

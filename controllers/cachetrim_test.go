@@ -142,6 +142,48 @@ func TestTrimSucceededPodDropsConditions(t *testing.T) {
 	}
 }
 
+// A succeeded pod keeps of its containers the names, restart counts and
+// exits, and equal ones share one slice; other phases keep timestamps and
+// messages.
+func TestTrimSucceededPodStatuses(t *testing.T) {
+	finished := func(phase corev1.PodPhase, code int32, reason string, restarts int32) *corev1.Pod {
+		pod := testjobs.MakePod("j-worker-0", "ns").Phase(phase).Terminated("pytorch", code, reason).TerminationMessage("bye").Obj()
+		s := &pod.Status.ContainerStatuses[0]
+		s.RestartCount, s.ContainerID, s.Started = restarts, "containerd://0123", ptr.To(false)
+		s.State.Terminated.StartedAt, s.State.Terminated.FinishedAt = metav1.Unix(1e9, 0), metav1.Unix(1e9+10, 0)
+		s.State.Terminated.ContainerID, s.State.Terminated.Signal = "containerd://0123", 0
+		s.LastTerminationState.Terminated = &corev1.ContainerStateTerminated{ExitCode: 1}
+		return pod
+	}
+	trim := func(pod *corev1.Pod) []corev1.ContainerStatus {
+		got, err := trimPod(pod)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return got.(*corev1.Pod).Status.ContainerStatuses
+	}
+
+	a := trim(finished(corev1.PodSucceeded, 0, "Completed", 2))
+	want := []corev1.ContainerStatus{{Name: "pytorch", RestartCount: 2,
+		State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 0, Reason: "Completed"}}}}
+	if diff := cmp.Diff(want, a); diff != "" {
+		t.Errorf("succeeded pod's container statuses (-want +got):\n%s", diff)
+	}
+	if b := trim(finished(corev1.PodSucceeded, 0, "Completed", 2)); &b[0] != &a[0] {
+		t.Error("two succeeded pods with the same exits do not share their container statuses")
+	}
+	if c := trim(finished(corev1.PodSucceeded, 0, "Completed", 3)); &c[0] == &a[0] || c[0].RestartCount != 3 {
+		t.Errorf("a different restart count shares the slice or is lost: %+v", c)
+	}
+
+	failed := finished(corev1.PodFailed, 1, "Error", 0)
+	want = failed.DeepCopy().Status.ContainerStatuses
+	want[0].ContainerID = ""
+	if diff := cmp.Diff(want, trim(failed)); diff != "" {
+		t.Errorf("failed pod's container statuses (-want +got):\n%s", diff)
+	}
+}
+
 func TestTrimService(t *testing.T) {
 	full := &corev1.Service{
 		ObjectMeta: metav1.ObjectMeta{Name: "j-worker-0", Namespace: "ns", Labels: map[string]string{"a": "b", kubeflowv1.ReplicaIndexLabel: "0"},
