@@ -16,37 +16,17 @@ limitations under the License.
 
 package webhooks
 
-import (
-	"context"
+import "gomodules.xyz/jsonpatch/v2"
 
-	"gomodules.xyz/jsonpatch/v2"
-	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
-)
-
-// withoutNulls keeps the defaulting patch from writing nulls. The patch is
+// dropNulls keeps the defaulting patch from writing nulls. The patch is
 // the difference between the request and the defaulted object marshalled
 // from Go, where a nil map or slice without omitempty (a job's
 // <x>ReplicaSpecs, a pod template's containers) is null. Added, such a null
 // turns v1's schema error `spec.pytorchReplicaSpecs: Required value` into
-// `Invalid value: "null": must be of type object`. Defaulting never unsets a
-// field, so a null it adds only ever stands for "absent".
-type withoutNulls struct {
-	next admission.Handler
-}
-
-func (h withoutNulls) Handle(ctx context.Context, req admission.Request) admission.Response {
-	resp := h.next.Handle(ctx, req)
-	if len(resp.Patches) == 0 {
-		return resp
-	}
-	resp.Patches = dropNulls(resp.Patches)
-	if len(resp.Patches) == 0 {
-		resp.PatchType = nil
-	}
-	return resp
-}
-
-// dropNulls returns ops without the adds of null and with the null members
+// `Invalid value: "null": must be of type object`. Defaulting never sets a
+// field to null, so a null it adds only ever stands for "absent".
+//
+// It returns ops without the adds of null and with the null members
 // of added or replaced objects removed, at any depth.
 func dropNulls(ops []jsonpatch.JsonPatchOperation) []jsonpatch.JsonPatchOperation {
 	out := make([]jsonpatch.JsonPatchOperation, 0, len(ops))

@@ -40,6 +40,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
+	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	kubeflowv1 "github.com/seed-d8a409e9/training-operator/apis/kubeflow.org/v1"
 )
@@ -61,9 +62,7 @@ func TestDefaultLeavesSuspendAndManagedByAlone(t *testing.T) {
 			j.Spec.RunPolicy.Suspend = tc.suspend
 			j.Spec.RunPolicy.ManagedBy = tc.managedBy
 		})
-		if err := pytorchWebhook().Default(context.Background(), job); err != nil {
-			t.Fatal(err)
-		}
+		pytorchWebhook().setDefaults(job)
 		rp := job.Spec.RunPolicy
 		if !cmp.Equal(rp.Suspend, tc.suspend) || !cmp.Equal(rp.ManagedBy, tc.managedBy) {
 			t.Errorf("suspend, managedBy = %v, %v; want %v, %v", rp.Suspend, rp.ManagedBy, tc.suspend, tc.managedBy)
@@ -258,4 +257,85 @@ func mustParseURL(s string) *url.URL {
 		panic(err)
 	}
 	return u
+}
+
+// The defaulting patch keeps the removals defaulting makes (a replica type
+// renamed to its canonical case), drops those only decoding makes (a field
+// the Go type lacks), and an object that is already defaulted or does not
+// decode gets no patch.
+func TestDefaultingPatch(t *testing.T) {
+	s := runtime.NewScheme()
+	if err := kubeflowv1.AddToScheme(s); err != nil {
+		t.Fatal(err)
+	}
+	h := mutatingWebhook(s, &kubeflowv1.PyTorchJob{}, pytorchWebhook()).Handler
+	const head = `{"apiVersion":"kubeflow.org/v1","kind":"PyTorchJob","metadata":{"name":"j","namespace":"ns"},`
+	defaulted := pytorchJob("j", specs{master: rs(1, ctr("pytorch")), worker: rs(2, ctr("pytorch"))})
+	defaulted.TypeMeta = metav1.TypeMeta{APIVersion: "kubeflow.org/v1", Kind: "PyTorchJob"}
+	kubeflowv1.SetDefaults_PyTorchJob(defaulted)
+	defaultedRaw, err := json.Marshal(defaulted)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, tc := range map[string]struct {
+		raw  string
+		want []string // "op path" of every operation, in any order; nil: no patch
+		not  []string // operations the patch must not have
+	}{
+		"lower-case type renamed": {
+			raw:  head + `"spec":{"pytorchReplicaSpecs":{"worker":{"replicas":2,"restartPolicy":"OnFailure","template":{"spec":{"containers":[{"name":"pytorch","image":"i"}]}}}}}}`,
+			want: []string{"remove /spec/pytorchReplicaSpecs/worker", "add /spec/pytorchReplicaSpecs/Worker"},
+		},
+		"field the type lacks kept": {
+			raw: head + `"spec":{"futureField":{"a":1},"pytorchReplicaSpecs":{"Worker":{"replicas":2,"template":{"spec":{"containers":[{"name":"pytorch","image":"i"}]}}}}}}`,
+			not: []string{"remove /spec/futureField"},
+		},
+		"already defaulted": {raw: string(defaultedRaw)},
+		"not decodable":     {raw: head + `"spec":{"pytorchReplicaSpecs":{"Worker":{"replicas":"2"}}}}`},
+	} {
+		t.Run(name, func(t *testing.T) {
+			resp := h.Handle(context.Background(), admission.Request{AdmissionRequest: admissionv1.AdmissionRequest{
+				Operation: admissionv1.Create, Object: runtime.RawExtension{Raw: []byte(tc.raw)}}})
+			if !resp.Allowed {
+				t.Fatalf("not allowed: %+v", resp.Result)
+			}
+			var ops []string
+			for _, op := range resp.Patches {
+				ops = append(ops, op.Operation+" "+op.Path)
+			}
+			if (tc.want == nil && tc.not == nil) != (len(ops) == 0) || (len(ops) == 0) != (resp.PatchType == nil) {
+				t.Fatalf("patch %v, patch type %v", ops, resp.PatchType)
+			}
+			for _, w := range tc.want {
+				if !slices.Contains(ops, w) {
+					t.Errorf("patch %v lacks %q", ops, w)
+				}
+			}
+			for _, n := range tc.not {
+				if slices.Contains(ops, n) {
+					t.Errorf("patch %v has %q", ops, n)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkDefaulting is the defaulting webhook's cost for a 1+3
+// PyTorchJob as kubectl sends it, which every job pays once.
+func BenchmarkDefaulting(b *testing.B) {
+	s := runtime.NewScheme()
+	if err := kubeflowv1.AddToScheme(s); err != nil {
+		b.Fatal(err)
+	}
+	h := mutatingWebhook(s, &kubeflowv1.PyTorchJob{}, pytorchWebhook()).Handler
+	raw := []byte(`{"apiVersion":"kubeflow.org/v1","kind":"PyTorchJob","metadata":{"name":"bench","namespace":"ns"},"spec":{"pytorchReplicaSpecs":{` +
+		`"Master":{"replicas":1,"restartPolicy":"OnFailure","template":{"spec":{"containers":[{"name":"pytorch","image":"docker.io/kubeflowkatib/pytorch-mnist:v1beta1-45c5727","command":["python3","/opt/pytorch-mnist/mnist.py","--epochs=1"],"resources":{"limits":{"nvidia.com/gpu":"1"}}}]}}},` +
+		`"Worker":{"replicas":3,"restartPolicy":"OnFailure","template":{"spec":{"containers":[{"name":"pytorch","image":"docker.io/kubeflowkatib/pytorch-mnist:v1beta1-45c5727","command":["python3","/opt/pytorch-mnist/mnist.py","--epochs=1"],"resources":{"limits":{"nvidia.com/gpu":"1"}}}]}}}}}}`)
+	req := admission.Request{AdmissionRequest: admissionv1.AdmissionRequest{Operation: admissionv1.Create, Object: runtime.RawExtension{Raw: raw}}}
+	b.ReportAllocs()
+	for b.Loop() {
+		if resp := h.Handle(context.Background(), req); !resp.Allowed || len(resp.Patches) == 0 {
+			b.Fatalf("response %+v", resp)
+		}
+	}
 }
