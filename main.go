@@ -54,6 +54,7 @@ import (
 	"github.com/seed-d8a409e9/training-operator/internal/lazylog"
 	"github.com/seed-d8a409e9/training-operator/internal/memlimit"
 	"github.com/seed-d8a409e9/training-operator/internal/metricsauth"
+	"github.com/seed-d8a409e9/training-operator/internal/procs"
 	"github.com/seed-d8a409e9/training-operator/kinds"
 	"github.com/seed-d8a409e9/training-operator/webhooks"
 )
@@ -88,6 +89,7 @@ func main() {
 		setupLog.Info("soft memory limit from the container's cgroup limit", "bytes", soft)
 	}
 	memlimit.TuneGC()
+	setupLog.Info("processors running Go code (GOMAXPROCS; set the variable to change it)", "count", procs.Set())
 
 	cfg, err := config.Build(flags.ConfigFile, &flags, config.ExplicitFlags(flag.CommandLine))
 	if err != nil {
