@@ -40,6 +40,7 @@ import (
 	"k8s.io/client-go/tools/leaderelection/resourcelock"
 	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
+	ctrlconfig "sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
@@ -211,6 +212,7 @@ func newManager(cfg *configv1alpha1.Configuration, certs *cert.Provider) (ctrl.M
 		Scheme:                        scheme,
 		Cache:                         cacheOpts,
 		Metrics:                       metricsOpts,
+		Controller:                    ctrlconfig.Controller{CacheSyncTimeout: cfg.Controller.CacheSyncTimeout.Duration},
 		HealthProbeBindAddress:        cfg.Health.ProbeBindAddress,
 		PprofBindAddress:              cfg.Health.PprofBindAddress,
 		LeaderElection:                le.LeaderElect,

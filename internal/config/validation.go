@@ -116,6 +116,7 @@ func validateGangScheduling(p *field.Path, g *configv1alpha1.GangScheduling) fie
 func validateController(p *field.Path, c *configv1alpha1.Controller) field.ErrorList {
 	var errs field.ErrorList
 	errs = append(errs, atLeastOne(p.Child("defaultConcurrency"), c.DefaultConcurrency)...)
+	errs = append(errs, positiveDuration(p.Child("cacheSyncTimeout"), c.CacheSyncTimeout)...)
 	cp := p.Child("concurrency")
 	seen := map[string]string{}
 	for _, k := range sortedKeys(c.Concurrency) {

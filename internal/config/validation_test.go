@@ -78,10 +78,12 @@ func TestValidate(t *testing.T) {
 			name: "controller concurrency",
 			mutate: func(c *configv1alpha1.Configuration) {
 				c.Controller.DefaultConcurrency = ptr[int32](0)
+				c.Controller.CacheSyncTimeout = &metav1.Duration{}
 				c.Controller.Concurrency = map[string]int32{"PyTorchJob": 0, "pytorchjob": 2, "Job": 1, "TFJob": 3}
 			},
 			want: field.ErrorList{
 				field.Invalid(field.NewPath("controller", "defaultConcurrency"), int32(0), "must be at least 1"),
+				field.Invalid(field.NewPath("controller", "cacheSyncTimeout"), "0s", "must be greater than 0"),
 				field.NotSupported(field.NewPath("controller", "concurrency").Key("Job"), "Job", allSchemes),
 				field.Invalid(field.NewPath("controller", "concurrency").Key("PyTorchJob"), int32(0), "must be at least 1"),
 				field.Duplicate(field.NewPath("controller", "concurrency").Key("pytorchjob"), "pytorchjob (same kind as PyTorchJob)"),
@@ -272,6 +274,7 @@ func TestValidate(t *testing.T) {
 			want: field.ErrorList{
 				field.Required(field.NewPath("gangScheduling", "schedulerPluginsSchedulerName"), ""),
 				field.Required(field.NewPath("controller", "defaultConcurrency"), ""),
+				field.Required(field.NewPath("controller", "cacheSyncTimeout"), ""),
 				field.Required(field.NewPath("clientConnection", "qps"), ""),
 				field.Required(field.NewPath("clientConnection", "burst"), ""),
 				field.Required(field.NewPath("webhook", "port"), ""),

@@ -183,6 +183,15 @@ type Controller struct {
 	// case-insensitively); values are at least 1.
 	// +optional
 	Concurrency map[string]int32 `json:"concurrency,omitempty"`
+
+	// CacheSyncTimeout is how long the operator waits at start for its
+	// caches (jobs, pods, Services) to be listed before it gives up and
+	// exits. Defaults to 10m: controller-runtime's 2m default was not enough
+	// to list 5,000 jobs with their 40,000 pods and Services on a busy
+	// control plane, and an operator that exits there restarts into the same
+	// wait. Must be greater than 0.
+	// +optional
+	CacheSyncTimeout *metav1.Duration `json:"cacheSyncTimeout,omitempty"`
 }
 
 // ClientConnection configures the client used to talk to the kube-apiserver.

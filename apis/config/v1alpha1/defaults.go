@@ -31,6 +31,9 @@ const (
 	// --controller-threads). Chosen by make bench: on a 50-job burst, 16 workers
 	// created pods at 23 pods/s against 15 with 4 (p99 create-to-all-pods 8.4 s vs 13 s).
 	DefaultConcurrency int32 = 16
+	// DefaultCacheSyncTimeout is the default controller.cacheSyncTimeout
+	// (v1: controller-runtime's 2 minutes).
+	DefaultCacheSyncTimeout = 10 * time.Minute
 	// DefaultQPS is the default clientConnection.qps (v1: 20 via --kube-api-qps).
 	// Chosen by make bench: at 50 a 1000-replica job's 2,000 creates were
 	// paced by the client (38.5 s); at 500 the control plane sets the pace
@@ -96,6 +99,9 @@ func SetDefaults_Configuration(cfg *Configuration) {
 
 	if cfg.Controller.DefaultConcurrency == nil {
 		cfg.Controller.DefaultConcurrency = ptrTo(DefaultConcurrency)
+	}
+	if cfg.Controller.CacheSyncTimeout == nil {
+		cfg.Controller.CacheSyncTimeout = &metav1.Duration{Duration: DefaultCacheSyncTimeout}
 	}
 
 	if cfg.ClientConnection.QPS == nil {

@@ -24,6 +24,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
@@ -338,7 +339,7 @@ var valueSets = []valueSet{
 				"port": 9090, "secure": true,
 				"serviceMonitor": map[string]any{"enabled": true, "interval": "15s", "labels": map[string]any{"release": "prom"}},
 			},
-			"controller":       map[string]any{"defaultConcurrency": 8, "concurrency": map[string]any{"PyTorchJob": 16}},
+			"controller":       map[string]any{"defaultConcurrency": 8, "concurrency": map[string]any{"PyTorchJob": 16}, "cacheSyncTimeout": "20m"},
 			"clientConnection": map[string]any{"qps": 200.5, "burst": 400},
 			"pytorchInitContainer": map[string]any{
 				"image": "registry.example.com/alpine:3.20", "maxTries": 50,
@@ -352,6 +353,9 @@ var valueSets = []valueSet{
 		check: func(t *testing.T, m manifests, cfg *configv1alpha1.Configuration) {
 			if !cfg.LeaderElection.LeaderElect {
 				t.Errorf("leader election off with 3 replicas")
+			}
+			if cfg.Controller.CacheSyncTimeout.Duration != 20*time.Minute {
+				t.Errorf("controller.cacheSyncTimeout = %v, want 20m", cfg.Controller.CacheSyncTimeout)
 			}
 			if *cfg.Controller.DefaultConcurrency != 8 || cfg.Controller.Concurrency["PyTorchJob"] != 16 {
 				t.Errorf("controller %+v", cfg.Controller)
@@ -702,6 +706,7 @@ func TestValuesSchemaRejectsBadValues(t *testing.T) {
 		{"unknown scheme", map[string]any{"enabledSchemes": []any{"PyTorchJob", "SparkJob"}}, "enabledSchemes"},
 		{"concurrency for an unknown kind", map[string]any{"controller": map[string]any{"concurrency": map[string]any{"SparkJob": 2}}}, "concurrency"},
 		{"zero concurrency", map[string]any{"controller": map[string]any{"defaultConcurrency": 0}}, "defaultConcurrency"},
+		{"cacheSyncTimeout not a duration", map[string]any{"controller": map[string]any{"cacheSyncTimeout": "ten minutes"}}, "cacheSyncTimeout"},
 		{"watchNamespace not a DNS label", map[string]any{"watchNamespace": "Team_A"}, "watchNamespace"},
 		{"--config in extraArgs", map[string]any{"extraArgs": []any{"--config=/other.yaml"}}, "extraArgs"},
 		{"bad image digest", map[string]any{"image": map[string]any{"repository": "x", "digest": "latest"}}, "digest"},
