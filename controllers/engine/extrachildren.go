@@ -63,14 +63,6 @@ func extraTypes(fw Framework) []ExtraType {
 	return out
 }
 
-func extraObjects(fw Framework) []client.Object {
-	var out []client.Object
-	for _, t := range extraTypes(fw) {
-		out = append(out, t.Object)
-	}
-	return out
-}
-
 // desiredExtraChildren is what an active job should have: the framework's
 // children and, for an elastic job with metrics, its HPA.
 func desiredExtraChildren(fw Framework, job client.Object, pods []*corev1.Pod) []DesiredChild {

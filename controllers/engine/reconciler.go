@@ -18,7 +18,6 @@ import (
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
-	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
@@ -120,16 +119,6 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	gvk, err := apiutil.GVKForObject(r.fw.NewJob(), mgr.GetScheme())
 	if err != nil {
 		return err
-	}
-	// The informers the controller watches start with the manager's cache,
-	// as the indexed pods' and Services' do, not when the controller starts
-	// after that cache synced: a restart with 5,000 jobs and their 40,000
-	// children waited for the children's listing and then the jobs' (27.0 s
-	// to ready in make bench's restart-5000 against a 17.7 s floor).
-	for _, obj := range append([]client.Object{r.fw.NewJob()}, extraObjects(r.fw)...) {
-		if _, err := mgr.GetCache().GetInformer(context.Background(), obj, cache.BlockUntilSynced(false)); err != nil {
-			return fmt.Errorf("informer for %T: %w", obj, err)
-		}
 	}
 	owner := enqueueController(gvk.GroupKind(), r.opts.ChildEventDelay)
 	b := ctrl.NewControllerManagedBy(mgr).

@@ -53,23 +53,6 @@ type Operator struct {
 
 // StartOperator runs the job controllers against the cluster until Stop.
 func StartOperator(restCfg *rest.Config, cfg *configv1alpha1.Configuration) (*Operator, error) {
-	mgr, err := NewOperatorManager(restCfg, cfg)
-	if err != nil {
-		return nil, err
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	op := &Operator{Cache: mgr.GetCache(), cancel: cancel, done: make(chan error, 1)}
-	go func() { op.done <- mgr.Start(ctx) }()
-	if !mgr.GetCache().WaitForCacheSync(ctx) {
-		cancel()
-		return nil, <-op.done
-	}
-	return op, nil
-}
-
-// NewOperatorManager is the operator's manager with its controllers set
-// up, not started. Its cache reader fails on a type it has no informer for.
-func NewOperatorManager(restCfg *rest.Config, cfg *configv1alpha1.Configuration) (ctrl.Manager, error) {
 	cacheOpts, err := controllers.CacheOptions(cfg, kinds.Controllers())
 	if err != nil {
 		return nil, err
@@ -89,7 +72,14 @@ func NewOperatorManager(restCfg *rest.Config, cfg *configv1alpha1.Configuration)
 	if err := controllers.Setup(mgr, cfg, kinds.Controllers()); err != nil {
 		return nil, err
 	}
-	return mgr, nil
+	ctx, cancel := context.WithCancel(context.Background())
+	op := &Operator{Cache: mgr.GetCache(), cancel: cancel, done: make(chan error, 1)}
+	go func() { op.done <- mgr.Start(ctx) }()
+	if !mgr.GetCache().WaitForCacheSync(ctx) {
+		cancel()
+		return nil, <-op.done
+	}
+	return op, nil
 }
 
 // Stop stops the operator and waits for it.
