@@ -5,6 +5,9 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	ctrlevent "sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
 	"github.com/seed-d8a409e9/training-operator/internal/testjobs"
 )
@@ -75,4 +78,68 @@ func ready(p *corev1.Pod) *corev1.Pod {
 	}
 	p.Status.PodIP = "10.1.2.3"
 	return p
+}
+
+func TestOwnedBy(t *testing.T) {
+	pytorch := schema.GroupKind{Group: "kubeflow.org", Kind: "PyTorchJob"}
+	pod := func(kind string) *corev1.Pod {
+		return testjobs.MakePod("p", "ns").UID("u1").ControlledBy(kind, "j", "j1").Obj()
+	}
+	orphan := testjobs.MakePod("p", "ns").UID("u1").Obj()
+	p := ownedBy(pytorch)
+	cases := []struct {
+		name string
+		got  bool
+		want bool
+	}{
+		{"create of its own kind's pod", p.Create(ctrlevent.CreateEvent{Object: pod("PyTorchJob")}), true},
+		{"create of another kind's pod", p.Create(ctrlevent.CreateEvent{Object: pod("TFJob")}), false},
+		{"create of a pod without controller", p.Create(ctrlevent.CreateEvent{Object: orphan}), false},
+		{"update within another kind", p.Update(ctrlevent.UpdateEvent{ObjectOld: pod("TFJob"), ObjectNew: pod("TFJob")}), false},
+		{"update to its own kind", p.Update(ctrlevent.UpdateEvent{ObjectOld: pod("TFJob"), ObjectNew: pod("PyTorchJob")}), true},
+		{"update away from its own kind", p.Update(ctrlevent.UpdateEvent{ObjectOld: pod("PyTorchJob"), ObjectNew: orphan}), true},
+		{"delete of its own kind's pod", p.Delete(ctrlevent.DeleteEvent{Object: pod("PyTorchJob")}), true},
+		{"delete of another kind's pod", p.Delete(ctrlevent.DeleteEvent{Object: pod("MPIJob")}), false},
+		{"generic of another kind's pod", p.Generic(ctrlevent.GenericEvent{Object: pod("JAXJob")}), false},
+	}
+	for _, tc := range cases {
+		if tc.got != tc.want {
+			t.Errorf("%s: ownedBy = %v, want %v", tc.name, tc.got, tc.want)
+		}
+	}
+}
+
+// BenchmarkPodUpdateSixControllers is what one pod update that changes
+// nothing read (a readiness flip) costs in predicates across the six
+// controllers that share the pod informer.
+func BenchmarkPodUpdateSixControllers(b *testing.B) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	running := func() *testjobs.PodWrapper {
+		return testjobs.MakePod("p", "ns").UID("u1").Label("a", "b").ControlledBy("PyTorchJob", "j", "j1").
+			Phase(corev1.PodRunning).Running("pytorch")
+	}
+	e := ctrlevent.UpdateEvent{ObjectOld: running().Obj(), ObjectNew: ready(running().Condition(corev1.PodReady, corev1.ConditionTrue, "", "", t0).Obj())}
+	kinds := []string{"PyTorchJob", "TFJob", "MPIJob", "XGBoostJob", "PaddleJob", "JAXJob"}
+	for _, filtered := range []bool{false, true} {
+		var chains [][]predicate.Predicate
+		for _, k := range kinds {
+			chain := []predicate.Predicate{podChanged()}
+			if filtered {
+				chain = append([]predicate.Predicate{ownedBy(schema.GroupKind{Group: "kubeflow.org", Kind: k})}, chain...)
+			}
+			chains = append(chains, chain)
+		}
+		b.Run(map[bool]string{false: "each controller compares", true: "owner kind first"}[filtered], func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				for _, chain := range chains {
+					for _, p := range chain {
+						if !p.Update(e) {
+							break
+						}
+					}
+				}
+			}
+		})
+	}
 }

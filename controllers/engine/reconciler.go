@@ -121,14 +121,15 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		return err
 	}
 	owner := enqueueController(gvk.GroupKind(), r.opts.ChildEventDelay)
+	mine := ownedBy(gvk.GroupKind())
 	b := ctrl.NewControllerManagedBy(mgr).
 		For(r.fw.NewJob(), builder.WithPredicates(r.jobGone(), r.notOwnEcho())).
 		Named(r.fw.ControllerName()).
-		Watches(&corev1.Pod{}, owner, builder.WithPredicates(r.goneFromCache("pod/"), r.podLeft(), podChanged())).
-		Watches(NewServiceMeta(), owner, builder.WithPredicates(r.goneFromCache("svc/"), metaChanged())).
+		Watches(&corev1.Pod{}, owner, builder.WithPredicates(mine, r.goneFromCache("pod/"), r.podLeft(), podChanged())).
+		Watches(NewServiceMeta(), owner, builder.WithPredicates(mine, r.goneFromCache("svc/"), metaChanged())).
 		WithOptions(controller.Options{MaxConcurrentReconciles: r.opts.MaxConcurrentReconciles})
 	for _, t := range extraTypes(r.fw) {
-		b = b.Watches(t.Object, owner, builder.WithPredicates(r.goneFromCache(strings.ToLower(kindOf(t.Object))+"/")))
+		b = b.Watches(t.Object, owner, builder.WithPredicates(mine, r.goneFromCache(strings.ToLower(kindOf(t.Object))+"/")))
 	}
 	c, err := b.Build(r)
 	if err != nil || r.opts.OnController == nil {
