@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	ctrlevent "sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 )
 
@@ -30,6 +31,24 @@ func controllerOf(gk schema.GroupKind, child client.Object) (reconcile.Request, 
 		return reconcile.Request{}, false
 	}
 	return reconcile.Request{NamespacedName: types.NamespacedName{Namespace: child.GetNamespace(), Name: ref.Name}}, true
+}
+
+// ownedBy passes the events of children controlled by a job of kind gk
+// (either side of an update, as enqueueController enqueues both). Every
+// kind's controller watches the same pod and Service informers, so it goes
+// first: without it, each pod update ran all six controllers' comparisons
+// of the pod, five of them for a job they would not enqueue.
+func ownedBy(gk schema.GroupKind) predicate.Funcs {
+	owned := func(o client.Object) bool {
+		_, ok := controllerOf(gk, o)
+		return ok
+	}
+	return predicate.Funcs{
+		CreateFunc:  func(e ctrlevent.CreateEvent) bool { return owned(e.Object) },
+		UpdateFunc:  func(e ctrlevent.UpdateEvent) bool { return owned(e.ObjectOld) || owned(e.ObjectNew) },
+		DeleteFunc:  func(e ctrlevent.DeleteEvent) bool { return owned(e.Object) },
+		GenericFunc: func(e ctrlevent.GenericEvent) bool { return owned(e.Object) },
+	}
 }
 
 // enqueueController enqueues the job controlling a changed child. It does

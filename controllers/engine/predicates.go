@@ -6,8 +6,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime/schema"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 	ctrlevent "sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 )
@@ -17,24 +15,6 @@ import (
 // engine, an adapter or the pod events read, so they are dropped here:
 // make bench counted about three of them per pod of a 1+3 job. Creates,
 // deletes and generic events always pass.
-
-// ownedBy passes the events of children controlled by a job of kind gk
-// (either side of an update, as enqueueController enqueues both). Every
-// kind's controller watches the same pod and Service informers, so it goes
-// first: without it, each pod update ran all six controllers' comparisons
-// of the pod, five of them for a job they would not enqueue.
-func ownedBy(gk schema.GroupKind) predicate.Funcs {
-	owned := func(o client.Object) bool {
-		_, ok := controllerOf(gk, o)
-		return ok
-	}
-	return predicate.Funcs{
-		CreateFunc:  func(e ctrlevent.CreateEvent) bool { return owned(e.Object) },
-		UpdateFunc:  func(e ctrlevent.UpdateEvent) bool { return owned(e.ObjectOld) || owned(e.ObjectNew) },
-		DeleteFunc:  func(e ctrlevent.DeleteEvent) bool { return owned(e.Object) },
-		GenericFunc: func(e ctrlevent.GenericEvent) bool { return owned(e.Object) },
-	}
-}
 
 // podChanged passes pod updates that change what is read of a pod: its
 // identity, labels and controller, deletion, phase and reason, container

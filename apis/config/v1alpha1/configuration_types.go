@@ -186,10 +186,10 @@ type Controller struct {
 
 	// CacheSyncTimeout is how long the operator waits at start for its
 	// caches (jobs, pods, Services) to be listed before it gives up and
-	// exits. Defaults to 10m: controller-runtime's 2m default was not enough
-	// to list 5,000 jobs with their 40,000 pods and Services on a busy
-	// control plane, and an operator that exits there restarts into the same
-	// wait. Must be greater than 0.
+	// exits. Defaults to 10m: with controller-runtime's 2m default, an
+	// operator restarted on a busy control plane holding 5,000 finished jobs
+	// with their pods and Services exited before its jobs were listed, and
+	// restarted into the same wait. Must be greater than 0.
 	// +optional
 	CacheSyncTimeout *metav1.Duration `json:"cacheSyncTimeout,omitempty"`
 }
