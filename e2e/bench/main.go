@@ -135,13 +135,14 @@ func main() {
 
 func parseFlags() (options, error) {
 	var (
-		o       options
-		full    = flag.Bool("full", false, "the issue's sizes (100 nodes; bursts of 100 and 500 jobs; a 1000-replica job; 10 jobs/s for 60 s; 5,000 kept jobs)")
-		quick   = flag.Bool("quick", false, "small sizes finishing in a few minutes (the default)")
-		bin     = flag.String("operator", "bin/manager", "operator binary under test")
-		compare = flag.Bool("compare", false, "benchmark the two operator binaries given as arguments (A B) one after the other and print B/A ratios")
-		only    = flag.String("scenarios", "", "comma-separated scenario name prefixes to run (raw,burst,bigjob,steady,request-cost,retained,restart); default all")
-		runtime = flag.Duration("pod-runtime", 0, "how long KWOK keeps each pod Running before it succeeds (default 10s)")
+		o        options
+		full     = flag.Bool("full", false, "the issue's sizes (100 nodes; bursts of 100 and 500 jobs; a 1000-replica job; 10 jobs/s for 60 s; 5,000 kept jobs)")
+		quick    = flag.Bool("quick", false, "small sizes finishing in a few minutes (the default)")
+		bin      = flag.String("operator", "bin/manager", "operator binary under test")
+		compare  = flag.Bool("compare", false, "benchmark the two operator binaries given as arguments (A B) one after the other and print B/A ratios")
+		only     = flag.String("scenarios", "", "comma-separated scenario name prefixes to run (raw,burst,bigjob,steady,request-cost,retained,restart); default all")
+		runtime  = flag.Duration("pod-runtime", 0, "how long KWOK keeps each pod Running before it succeeds (default 10s)")
+		restarts = flag.Int("restart-jobs", 0, "finished jobs in the restart scenario, with one running job per 25 (default 200, 5,000 with --full)")
 	)
 	flag.StringVar(&o.operatorArgs, "operator-args", defaultOperatorArgs,
 		"extra operator arguments after --kubeconfig, --metrics-bind-address, --health-probe-bind-address and --leader-elect=false; "+
@@ -171,6 +172,9 @@ func parseFlags() (options, error) {
 	}
 	if *runtime > 0 {
 		o.sizes.podRuntime = *runtime
+	}
+	if *restarts > 0 {
+		o.sizes.restartFinished, o.sizes.restartRunning = *restarts, max(1, *restarts/25)
 	}
 	o.operators = []string{*bin}
 	if *compare {

@@ -134,6 +134,12 @@ func restart(finished, running int) scenario {
 			Metric{"operator peak RSS over the span", peak, "MiB"},
 		)
 		res.Metrics = append(res.Metrics, latencyMetrics(restartNewJobsMetric, e.jobStats(newKeys).toPods)...)
+		// What the restart's listing cost each process, the apiserver's above
+		// all: it is what runs out first on this machine. Taken now, when the
+		// sampler has a sample after readiness too.
+		if cpu, span := e.cpu.between(started, readyAt); cpu != nil {
+			res.Metrics = append(res.Metrics, (&PhaseCPU{Seconds: span.Seconds(), CPUSeconds: cpu}).metrics("start until ready")...)
+		}
 		return newErr
 	}}
 }
