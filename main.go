@@ -191,8 +191,7 @@ func newManager(cfg *configv1alpha1.Configuration, certs *cert.Provider) (ctrl.M
 	if err != nil {
 		return nil, fmt.Errorf("loading kubeconfig: %w", err)
 	}
-	restCfg.QPS = *cfg.ClientConnection.QPS
-	restCfg.Burst = int(*cfg.ClientConnection.Burst)
+	config.ApplyClientConnection(restCfg, cfg.ClientConnection)
 
 	metricsOpts := metricsserver.Options{
 		BindAddress:   cfg.Metrics.BindAddress,

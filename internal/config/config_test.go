@@ -40,8 +40,9 @@ func defaults() *configv1alpha1.Configuration {
 		GangScheduling: configv1alpha1.GangScheduling{SchedulerPluginsSchedulerName: "scheduler-plugins-scheduler"},
 		Controller:     configv1alpha1.Controller{DefaultConcurrency: ptr[int32](16), CacheSyncTimeout: &metav1.Duration{Duration: 10 * time.Minute}},
 		ClientConnection: configv1alpha1.ClientConnection{
-			QPS:   ptr[float32](500),
-			Burst: ptr[int32](1000),
+			QPS:                ptr[float32](500),
+			Burst:              ptr[int32](1000),
+			DisableCompression: ptr(true),
 		},
 		Webhook: configv1alpha1.Webhook{
 			Port:           ptr[int32](9443),
@@ -129,6 +130,7 @@ controller:
 clientConnection:
   qps: 200.5
   burst: 400
+  disableCompression: false
 webhook:
   port: 10443
   host: 127.0.0.1
@@ -165,7 +167,7 @@ mpi:
 					Concurrency:        map[string]int32{"PyTorchJob": 16, "MPIJob": 2},
 					CacheSyncTimeout:   &metav1.Duration{Duration: 30 * time.Minute},
 				},
-				ClientConnection: configv1alpha1.ClientConnection{QPS: ptr[float32](200.5), Burst: ptr[int32](400)},
+				ClientConnection: configv1alpha1.ClientConnection{QPS: ptr[float32](200.5), Burst: ptr[int32](400), DisableCompression: ptr(false)},
 				Webhook: configv1alpha1.Webhook{
 					Port: ptr[int32](10443), Host: "127.0.0.1", ServiceName: "my-webhook", SecretName: "my-secret",
 					CertDir: "/certs", CertManagement: configv1alpha1.CertManagementCertManager,

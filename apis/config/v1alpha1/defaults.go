@@ -42,6 +42,9 @@ const (
 	DefaultQPS float32 = 500
 	// DefaultBurst is the default clientConnection.burst (v1: 30 via --kube-api-burst).
 	DefaultBurst int32 = 1000
+	// DefaultDisableCompression is the default clientConnection.disableCompression
+	// (v1 left client-go's default: compressed).
+	DefaultDisableCompression = true
 	// DefaultWebhookPort is the default webhook.port.
 	DefaultWebhookPort int32 = 9443
 	// DefaultWebhookServiceName is the default webhook.serviceName.
@@ -109,6 +112,9 @@ func SetDefaults_Configuration(cfg *Configuration) {
 	}
 	if cfg.ClientConnection.Burst == nil {
 		cfg.ClientConnection.Burst = ptrTo(DefaultBurst)
+	}
+	if cfg.ClientConnection.DisableCompression == nil {
+		cfg.ClientConnection.DisableCompression = ptrTo(DefaultDisableCompression)
 	}
 
 	wh := &cfg.Webhook

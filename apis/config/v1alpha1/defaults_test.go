@@ -32,8 +32,9 @@ func TestSetDefaults_Configuration(t *testing.T) {
 			GangScheduling: GangScheduling{SchedulerPluginsSchedulerName: "scheduler-plugins-scheduler"},
 			Controller:     Controller{DefaultConcurrency: ptrTo[int32](16), CacheSyncTimeout: &metav1.Duration{Duration: 10 * time.Minute}},
 			ClientConnection: ClientConnection{
-				QPS:   ptrTo[float32](500),
-				Burst: ptrTo[int32](1000),
+				QPS:                ptrTo[float32](500),
+				Burst:              ptrTo[int32](1000),
+				DisableCompression: ptrTo(true),
 			},
 			Webhook: Webhook{
 				Port:           ptrTo[int32](9443),
@@ -66,8 +67,9 @@ func TestSetDefaults_Configuration(t *testing.T) {
 			GangScheduling: GangScheduling{SchedulerName: "volcano", SchedulerPluginsSchedulerName: "coscheduling"},
 			Controller:     Controller{DefaultConcurrency: ptrTo[int32](1), Concurrency: map[string]int32{"TFJob": 2}, CacheSyncTimeout: &metav1.Duration{Duration: time.Minute}},
 			ClientConnection: ClientConnection{
-				QPS:   ptrTo[float32](5),
-				Burst: ptrTo[int32](10),
+				QPS:                ptrTo[float32](5),
+				Burst:              ptrTo[int32](10),
+				DisableCompression: ptrTo(false),
 			},
 			Webhook: Webhook{
 				Port:           ptrTo[int32](443),

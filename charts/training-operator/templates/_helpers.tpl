@@ -79,6 +79,7 @@ strictly by the operator: only fields of that API.
 {{- $cc := dict -}}
 {{- if not (kindIs "invalid" $v.clientConnection.qps) }}{{ $_ := set $cc "qps" $v.clientConnection.qps }}{{ end -}}
 {{- if not (kindIs "invalid" $v.clientConnection.burst) }}{{ $_ := set $cc "burst" (int $v.clientConnection.burst) }}{{ end -}}
+{{- if not (kindIs "invalid" $v.clientConnection.disableCompression) }}{{ $_ := set $cc "disableCompression" $v.clientConnection.disableCompression }}{{ end -}}
 {{- with $cc }}{{ $_ := set $c "clientConnection" . }}{{ end -}}
 {{- $_ := set $c "webhook" (dict
       "port" (int $v.webhook.port)

@@ -340,7 +340,7 @@ var valueSets = []valueSet{
 				"serviceMonitor": map[string]any{"enabled": true, "interval": "15s", "labels": map[string]any{"release": "prom"}},
 			},
 			"controller":       map[string]any{"defaultConcurrency": 8, "concurrency": map[string]any{"PyTorchJob": 16}, "cacheSyncTimeout": "20m"},
-			"clientConnection": map[string]any{"qps": 200.5, "burst": 400},
+			"clientConnection": map[string]any{"qps": 200.5, "burst": 400, "disableCompression": false},
 			"pytorchInitContainer": map[string]any{
 				"image": "registry.example.com/alpine:3.20", "maxTries": 50,
 			},
@@ -361,8 +361,8 @@ var valueSets = []valueSet{
 				t.Errorf("controller %+v", cfg.Controller)
 			}
 			// --kube-api-qps in extraArgs overrides the file, as for v1 flags.
-			if *cfg.ClientConnection.QPS != 300 || *cfg.ClientConnection.Burst != 400 {
-				t.Errorf("clientConnection qps %v burst %v", *cfg.ClientConnection.QPS, *cfg.ClientConnection.Burst)
+			if *cfg.ClientConnection.QPS != 300 || *cfg.ClientConnection.Burst != 400 || *cfg.ClientConnection.DisableCompression {
+				t.Errorf("clientConnection qps %v burst %v disableCompression %v", *cfg.ClientConnection.QPS, *cfg.ClientConnection.Burst, *cfg.ClientConnection.DisableCompression)
 			}
 			if cfg.PyTorchInitContainer.Image != "registry.example.com/alpine:3.20" || *cfg.PyTorchInitContainer.MaxTries != 50 ||
 				cfg.MPI.KubectlDeliveryImage != "registry.example.com/kubectl-delivery:v1" {
@@ -706,6 +706,7 @@ func TestValuesSchemaRejectsBadValues(t *testing.T) {
 		{"unknown scheme", map[string]any{"enabledSchemes": []any{"PyTorchJob", "SparkJob"}}, "enabledSchemes"},
 		{"concurrency for an unknown kind", map[string]any{"controller": map[string]any{"concurrency": map[string]any{"SparkJob": 2}}}, "concurrency"},
 		{"zero concurrency", map[string]any{"controller": map[string]any{"defaultConcurrency": 0}}, "defaultConcurrency"},
+		{"disableCompression not a boolean", map[string]any{"clientConnection": map[string]any{"disableCompression": "yes"}}, "disableCompression"},
 		{"cacheSyncTimeout not a duration", map[string]any{"controller": map[string]any{"cacheSyncTimeout": "ten minutes"}}, "cacheSyncTimeout"},
 		{"watchNamespace not a DNS label", map[string]any{"watchNamespace": "Team_A"}, "watchNamespace"},
 		{"--config in extraArgs", map[string]any{"extraArgs": []any{"--config=/other.yaml"}}, "extraArgs"},
