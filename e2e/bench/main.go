@@ -73,14 +73,16 @@ type sizes struct {
 	// restartFinished finished and restartRunning running jobs are in the
 	// cluster when the restart scenario restarts the operator.
 	restartFinished, restartRunning int
-	podRuntime                      time.Duration
+	// listCostPods pods are listed by the list-cost scenario.
+	listCostPods int
+	podRuntime   time.Duration
 }
 
 var (
 	quickSizes = sizes{nodes: 20, burst: []int{50}, bigJobWorkers: 199, steadyRate: 5, steadyFor: 20 * time.Second,
-		restartFinished: 200, restartRunning: 20, podRuntime: 10 * time.Second}
+		restartFinished: 200, restartRunning: 20, listCostPods: 2000, podRuntime: 10 * time.Second}
 	fullSizes = sizes{nodes: 100, burst: []int{100, 500}, bigJobWorkers: 999, steadyRate: 10, steadyFor: time.Minute, retainedJobs: 5000,
-		restartFinished: 5000, restartRunning: 200, podRuntime: 10 * time.Second}
+		restartFinished: 5000, restartRunning: 200, listCostPods: 20000, podRuntime: 10 * time.Second}
 )
 
 type options struct {
@@ -140,7 +142,7 @@ func parseFlags() (options, error) {
 		quick    = flag.Bool("quick", false, "small sizes finishing in a few minutes (the default)")
 		bin      = flag.String("operator", "bin/manager", "operator binary under test")
 		compare  = flag.Bool("compare", false, "benchmark the two operator binaries given as arguments (A B) one after the other and print B/A ratios")
-		only     = flag.String("scenarios", "", "comma-separated scenario name prefixes to run (raw,burst,bigjob,steady,request-cost,retained,restart); default all")
+		only     = flag.String("scenarios", "", "comma-separated scenario name prefixes to run (raw,burst,bigjob,steady,request-cost,list-cost,retained,restart); default all")
 		runtime  = flag.Duration("pod-runtime", 0, "how long KWOK keeps each pod Running before it succeeds (default 10s)")
 		restarts = flag.Int("restart-jobs", 0, "finished jobs in the restart scenario, with one running job per 25 (default 200, 5,000 with --full)")
 	)
@@ -223,7 +225,7 @@ func (o options) scenarios() []scenario {
 		pairs(raw(n, 4), burst(n))
 	}
 	pairs(raw(1, sz.bigJobWorkers+1), bigJob(sz.bigJobWorkers))
-	list = append(list, steady(sz.steadyRate, sz.steadyFor), requestCost(sz.burst[len(sz.burst)-1]))
+	list = append(list, steady(sz.steadyRate, sz.steadyFor), requestCost(sz.burst[len(sz.burst)-1]), listCost(sz.listCostPods))
 	if sz.retainedJobs > 0 {
 		list = append(list, retained(sz.retainedJobs))
 	}

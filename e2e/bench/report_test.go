@@ -375,7 +375,7 @@ func TestScenarioLists(t *testing.T) {
 		return out
 	}
 	quick := names(options{sizes: quickSizes, repeat: 1})
-	if want := []string{"raw-client-50x4", "burst-50", "raw-client-1x200", "bigjob-200", "steady-5ps-20s", "request-cost-50", "restart-200"}; !slices.Equal(quick, want) {
+	if want := []string{"raw-client-50x4", "burst-50", "raw-client-1x200", "bigjob-200", "steady-5ps-20s", "request-cost-50", "list-cost-2000", "restart-200"}; !slices.Equal(quick, want) {
 		t.Errorf("quick scenarios = %v, want %v", quick, want)
 	}
 	full := names(options{sizes: fullSizes, repeat: 1})

@@ -18,7 +18,6 @@ package main
 
 import (
 	"fmt"
-	"slices"
 	"strings"
 )
 
@@ -166,11 +165,7 @@ func median(base string, ts []Target, met func(float64) bool) Target {
 	for i, v := range vals {
 		shown[i] = fmt.Sprintf("%.2f", v)
 	}
-	slices.Sort(vals)
-	m := vals[len(vals)/2]
-	if len(vals)%2 == 0 {
-		m = (vals[len(vals)/2-1] + vals[len(vals)/2]) / 2
-	}
+	m := medianOf(vals)
 	return Target{
 		Figure: fmt.Sprintf("%s: median of %d repetitions (%s)", base, len(ts), strings.Join(shown, ", ")),
 		Value:  m, Goal: ts[0].Goal, Met: met(m),
