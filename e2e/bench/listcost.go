@@ -25,11 +25,9 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/rest"
-	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	kubeflowv1 "github.com/seed-d8a409e9/training-operator/apis/kubeflow.org/v1"
 	"github.com/seed-d8a409e9/training-operator/test/util"
 )
 
@@ -50,17 +48,7 @@ func listCost(pods int) scenario {
 		if err := e.createNamespace(ctx, ns); err != nil {
 			return err
 		}
-		owners := make([]*kubeflowv1.PyTorchJob, (pods+3)/4)
-		for j := range owners {
-			owners[j] = jobTemplate(fmt.Sprintf("job-%05d", j), ns, 3, e.sizes.podRuntime)
-			owners[j].Spec.RunPolicy.ManagedBy = ptr.To(kubeflowv1.MultiKueueController)
-		}
-		if err := parallelDo(len(owners), createParallelism, func(i int) error {
-			return e.client.Create(ctx, owners[i])
-		}); err != nil {
-			return err
-		}
-		objs, err := rawObjects(owners)
+		objs, err := parkedChildren(ctx, e, ns, (pods+3)/4, 4)
 		if err != nil {
 			return err
 		}
@@ -80,7 +68,8 @@ func listCost(pods int) scenario {
 		var cpu, took [2][]float64 // [0] gzip accepted, [1] uncompressed
 		for r := range listCostRounds {
 			for k := range 2 {
-				uncompressed := (r+k)%2 == 1
+				i := (r + k) % 2 // alternates which way goes first
+				uncompressed := i == 1
 				before, err := processCPUSeconds(apiserverPID)
 				if err != nil {
 					return err
@@ -95,10 +84,6 @@ func listCost(pods int) scenario {
 				}
 				if n != len(podObjs) {
 					return fmt.Errorf("listed %d pods, want %d", n, len(podObjs))
-				}
-				i := 0
-				if uncompressed {
-					i = 1
 				}
 				cpu[i], took[i] = append(cpu[i], after-before), append(took[i], d.Seconds())
 			}

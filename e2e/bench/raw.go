@@ -43,18 +43,8 @@ func raw(jobs, replicas int) scenario {
 		if err := e.createNamespace(ctx, ns); err != nil {
 			return err
 		}
-		owners := make([]*kubeflowv1.PyTorchJob, jobs)
-		for j := range owners {
-			owners[j] = jobTemplate(fmt.Sprintf("job-%05d", j), ns, int32(replicas-1), e.sizes.podRuntime)
-			owners[j].Spec.RunPolicy.ManagedBy = ptr.To(kubeflowv1.MultiKueueController)
-		}
 		// Untimed: the owners must exist (with UIDs) before their children.
-		if err := parallelDo(len(owners), createParallelism, func(i int) error {
-			return e.client.Create(ctx, owners[i])
-		}); err != nil {
-			return err
-		}
-		objs, err := rawObjects(owners)
+		objs, err := parkedChildren(ctx, e, ns, jobs, replicas)
 		if err != nil {
 			return err
 		}
@@ -94,6 +84,24 @@ func raw(jobs, replicas int) scenario {
 		}
 		return waitErr
 	}}
+}
+
+// parkedChildren creates jobs 1+(replicas-1) PyTorchJobs in ns, parked with
+// runPolicy.managedBy set to MultiKueue so the operator leaves them alone,
+// and returns the pods and Services the operator would build for them, not
+// yet created.
+func parkedChildren(ctx context.Context, e *env, ns string, jobs, replicas int) ([]client.Object, error) {
+	owners := make([]*kubeflowv1.PyTorchJob, jobs)
+	for j := range owners {
+		owners[j] = jobTemplate(fmt.Sprintf("job-%05d", j), ns, int32(replicas-1), e.sizes.podRuntime)
+		owners[j].Spec.RunPolicy.ManagedBy = ptr.To(kubeflowv1.MultiKueueController)
+	}
+	if err := parallelDo(len(owners), createParallelism, func(i int) error {
+		return e.client.Create(ctx, owners[i])
+	}); err != nil {
+		return nil, err
+	}
+	return rawObjects(owners)
 }
 
 // rawObjects are the pods and Services the operator builds for the owners,
