@@ -24,6 +24,7 @@ import (
 	"github.com/seed-d8a409e9/training-operator/controllers/gang"
 	"github.com/seed-d8a409e9/training-operator/internal/config"
 	"github.com/seed-d8a409e9/training-operator/internal/eventrecorder"
+	"github.com/seed-d8a409e9/training-operator/internal/metacreate"
 )
 
 // Kind is what the controllers need of one job kind: its scheme name and
@@ -67,6 +68,13 @@ func Setup(mgr ctrl.Manager, cfg *configv1alpha1.Configuration, all []Kind) erro
 	// Gang scheduling is chosen per job, so the selector is always wired; a
 	// job that selects no gang scheduler (and no default is set) gets none.
 	recorders := map[string]engine.EventRecorder{}
+	// Pods and Services are created with metadata-only replies: the engine
+	// keeps only their names, and the API server encoded, and the operator
+	// decoded, every whole pod for nothing.
+	children, err := metacreate.New(mgr.GetClient(), mgr.GetConfig(), mgr.GetHTTPClient())
+	if err != nil {
+		return fmt.Errorf("child client: %w", err)
+	}
 	gangs, err := gang.NewForManager(mgr, cfg.GangScheduling, func(name string) engine.EventRecorder { return recorders[name] })
 	if err != nil {
 		return fmt.Errorf("gang scheduling: %w", err)
@@ -82,7 +90,7 @@ func Setup(mgr ctrl.Manager, cfg *configv1alpha1.Configuration, all []Kind) erro
 		}
 		rec := events.Recorder(fw.ControllerName())
 		recorders[fw.ControllerName()] = rec
-		r := engine.NewReconciler(fw, mgr.GetClient(), mgr.GetAPIReader(), rec,
+		r := engine.NewReconciler(fw, children, mgr.GetAPIReader(), rec,
 			engine.Options{
 				MaxConcurrentReconciles: config.Concurrency(cfg, name),
 				Gang:                    gangs.Selector(),
