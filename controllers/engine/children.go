@@ -7,6 +7,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -34,7 +35,10 @@ func ReplicaLabels(controllerName, jobName string, rtype kubeflowv1.ReplicaType,
 func ReplicaSelector(controllerName, jobName string, rtype kubeflowv1.ReplicaType) string {
 	l := JobLabels(controllerName, jobName)
 	l[kubeflowv1.ReplicaTypeLabel] = strings.ToLower(string(rtype))
-	return metav1.FormatLabelSelector(&metav1.LabelSelector{MatchLabels: l})
+	// labels.Set's form (keys sorted, key=value) is FormatLabelSelector's for
+	// match labels, without validating our own keys and values again by
+	// regular expression on every reconcile.
+	return labels.Set(l).String()
 }
 
 // ownerReference makes the controller reference children point at their job.

@@ -176,3 +176,20 @@ func TestDesiredHPA(t *testing.T) {
 		t.Errorf("DesiredHPA (-want +got):\n%s", diff)
 	}
 }
+
+// ReplicaSelector must keep writing what v1 wrote: FormatLabelSelector of the
+// replica's match labels.
+func TestReplicaSelectorIsFormatLabelSelector(t *testing.T) {
+	for _, tc := range []struct{ controller, job, rtype string }{
+		{"pytorchjob-controller", "mnist", "Master"},
+		{"tfjob-controller", "a.b-c", "PS"},
+		{"mpijob-controller", "x", "Launcher"},
+	} {
+		l := ReplicaLabels(tc.controller, tc.job, kubeflowv1.ReplicaType(tc.rtype), 0)
+		delete(l, kubeflowv1.ReplicaIndexLabel)
+		want := metav1.FormatLabelSelector(&metav1.LabelSelector{MatchLabels: l})
+		if diff := cmp.Diff(want, ReplicaSelector(tc.controller, tc.job, kubeflowv1.ReplicaType(tc.rtype))); diff != "" {
+			t.Errorf("%+v: (-want +got)\n%s", tc, diff)
+		}
+	}
+}
