@@ -37,6 +37,7 @@ import (
 
 	kubeflowv1 "github.com/seed-d8a409e9/training-operator/apis/kubeflow.org/v1"
 	"github.com/seed-d8a409e9/training-operator/e2e/cluster"
+	"github.com/seed-d8a409e9/training-operator/internal/metacreate"
 	"github.com/seed-d8a409e9/training-operator/internal/testjobs"
 	"github.com/seed-d8a409e9/training-operator/test/util"
 )
@@ -54,10 +55,13 @@ type env struct {
 	// of its own, like the operator's, so that the two are compared on
 	// equal terms.
 	rawClient client.Client
-	operator  *operator
-	tracker   *tracker
-	cpu       *cpuSampler
-	sizes     sizes
+	// metaCreateClient is rawClient creating pods and Services as the
+	// operator does: in protobuf, with metadata-only replies.
+	metaCreateClient client.Client
+	operator         *operator
+	tracker          *tracker
+	cpu              *cpuSampler
+	sizes            sizes
 }
 
 // settle is how long a scenario's measurement window stays open after its
@@ -121,6 +125,13 @@ func setupEnv(ctx context.Context, o options, bin, dir string) (*env, func(), er
 	// client-go's cache.)
 	rawCfg.Dial = (&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}).DialContext
 	if e.rawClient, err = client.New(rawCfg, client.Options{Scheme: util.Scheme()}); err != nil {
+		return fail(err)
+	}
+	httpClient, err := rest.HTTPClientFor(rawCfg)
+	if err != nil {
+		return fail(err)
+	}
+	if e.metaCreateClient, err = metacreate.New(e.rawClient, rawCfg, httpClient); err != nil {
 		return fail(err)
 	}
 	log.Printf("starting operator %s", bin)

@@ -48,12 +48,24 @@ func requestCost(n int) scenario {
 			jobs[i].Spec.RunPolicy.ManagedBy = ptr.To(kubeflowv1.MultiKueueController)
 		}
 		var children []client.Object // a Service and a pod per job
+		// Pods no scheduler picks up, for comparing the two ways of creating a
+		// pod without their scheduling in the measure: half of them created
+		// with the whole pod in the reply (controller-runtime's client), half
+		// with metadata only (the operator's), in the order A B B A so that
+		// neither runs only on the younger cluster.
+		var parked [2][]client.Object
+		createParked := func(c client.Client, set, from int) func(i int) error {
+			return func(i int) error { return c.Create(ctx, parked[set][from+i]) }
+		}
+		half := n / 2
+		const wholeReply, metaReply = "create Pod, unscheduled, whole pod in the reply", "create Pod, unscheduled, metadata-only reply"
 		steps := []struct {
 			name string
+			n    int
 			do   func(i int) error
 		}{
-			{"create PyTorchJob (2 webhooks)", func(i int) error { return e.rawClient.Create(ctx, jobs[i]) }},
-			{"patch PyTorchJob status", func(i int) error {
+			{"create PyTorchJob (2 webhooks)", n, func(i int) error { return e.rawClient.Create(ctx, jobs[i]) }},
+			{"patch PyTorchJob status", n, func(i int) error {
 				patched := jobs[i].DeepCopy()
 				now := metav1.Now()
 				patched.Status.Conditions = []kubeflowv1.JobCondition{{Type: kubeflowv1.JobCreated, Status: corev1.ConditionTrue,
@@ -61,40 +73,82 @@ func requestCost(n int) scenario {
 				patched.Status.StartTime = &now
 				return e.rawClient.Status().Patch(ctx, patched, client.MergeFromWithOptions(jobs[i], client.MergeFromWithOptimisticLock{}))
 			}},
-			{"create Event", func(i int) error {
+			{"create Event", n, func(i int) error {
 				return e.rawClient.Create(ctx, benchEvent(jobs[i]))
 			}},
-			{"create Service", func(i int) error { return e.rawClient.Create(ctx, children[2*i]) }},
+			{"create Service", n, func(i int) error { return e.rawClient.Create(ctx, children[2*i]) }},
+			{wholeReply, half, createParked(e.rawClient, 0, 0)},
+			{metaReply, half, createParked(e.metaCreateClient, 1, 0)},
+			{metaReply, n - half, createParked(e.metaCreateClient, 1, half)},
+			{wholeReply, n - half, createParked(e.rawClient, 0, half)},
 			// Last: a pod's scheduling and run continue after its create.
-			{"create Pod", func(i int) error { return e.rawClient.Create(ctx, children[2*i+1]) }},
+			{"create Pod", n, func(i int) error { return e.rawClient.Create(ctx, children[2*i+1]) }},
 		}
+		type sum struct {
+			n                  int
+			took               time.Duration
+			apiserverEtcd, all float64
+		}
+		sums := map[string]*sum{}
+		var order []string
 		for _, step := range steps {
 			if step.name == "create Service" {
 				var err error
 				if children, err = rawObjects(jobs); err != nil {
 					return err
 				}
+				parked = unscheduledPods(children)
 			}
 			before := snapshotCPU(e.pids())
 			start := time.Now()
-			if err := parallelDo(n, createParallelism, step.do); err != nil {
+			if err := parallelDo(step.n, createParallelism, step.do); err != nil {
 				return fmt.Errorf("%s: %w", step.name, err)
 			}
 			took := time.Since(start)
 			// The writes' trailing work (watch fan-out, controllers) belongs to them.
 			time.Sleep(time.Second)
 			used := snapshotCPU(e.pids()).since(before)
-			all := 0.0
-			for _, v := range used {
-				all += v
+			s := sums[step.name]
+			if s == nil {
+				s = &sum{}
+				sums[step.name] = s
+				order = append(order, step.name)
 			}
+			s.n += step.n
+			s.took += took
+			s.apiserverEtcd += used["kube-apiserver"] + used["etcd"]
+			for _, v := range used {
+				s.all += v
+			}
+		}
+		for _, name := range order {
+			s := sums[name]
 			res.Metrics = append(res.Metrics,
-				Metric{step.name + ": requests/s", float64(n) / took.Seconds(), "req/s"},
-				Metric{step.name + ": kube-apiserver+etcd CPU / request", 1000 * (used["kube-apiserver"] + used["etcd"]) / float64(n), "ms"},
-				Metric{step.name + ": all processes CPU / request", 1000 * all / float64(n), "ms"})
+				Metric{name + ": requests/s", float64(s.n) / s.took.Seconds(), "req/s"},
+				Metric{name + ": kube-apiserver+etcd CPU / request", 1000 * s.apiserverEtcd / float64(s.n), "ms"},
+				Metric{name + ": all processes CPU / request", 1000 * s.all / float64(s.n), "ms"})
 		}
 		return nil
 	}}
+}
+
+// unscheduledPods are two copies of children's pods, renamed apart, that
+// name a scheduler nobody runs: created, they stay Pending untouched.
+func unscheduledPods(children []client.Object) (sets [2][]client.Object) {
+	for _, obj := range children {
+		pod, ok := obj.(*corev1.Pod)
+		if !ok {
+			continue
+		}
+		for set, suffix := range []string{"-w", "-m"} {
+			p := pod.DeepCopy()
+			p.Name += suffix
+			p.Spec.Hostname = ""
+			p.Spec.SchedulerName = "bench-no-scheduler"
+			sets[set] = append(sets[set], p)
+		}
+	}
+	return sets
 }
 
 // benchEvent is an event like the operator's aggregated SuccessfulCreatePod.
