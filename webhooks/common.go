@@ -483,11 +483,14 @@ func validateJob[J any, P interface {
 	kubeflowv1.Job
 }](old, new P, validate func(P) (field.ErrorList, admission.Warnings)) (field.ErrorList, admission.Warnings) {
 	errs, warnings := validate(new)
+	errs = append(errs, validateFailurePolicy(new)...)
 	if old == nil {
 		return errs, warnings
 	}
 	oldErrs, _ := validate(old)
+	oldErrs = append(oldErrs, validateFailurePolicy(old)...)
 	errs = ratchet(errs, oldErrs)
 	errs = append(errs, validateManagedByUpdate(old.RunPolicy(), new.RunPolicy())...)
+	errs = append(errs, validateFailurePolicyUpdate(old.RunPolicy(), new.RunPolicy())...)
 	return errs, warnings
 }

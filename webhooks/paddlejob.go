@@ -57,6 +57,7 @@ func validatePaddleJob(job *kubeflowv1.PaddleJob) (field.ErrorList, admission.Wa
 		return n
 	}))
 	errs = append(errs, validateRunPolicy(&spec.RunPolicy)...)
+	errs = append(errs, forbidFailurePolicyWithElastic(&spec.RunPolicy, spec.ElasticPolicy != nil)...)
 	if ep := spec.ElasticPolicy; ep != nil {
 		errs = append(errs, validateElasticReplicas(specPath.Child("elasticPolicy"), ep.MinReplicas, ep.MaxReplicas)...)
 	}

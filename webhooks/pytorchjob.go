@@ -71,6 +71,7 @@ func validatePyTorchJob(job *kubeflowv1.PyTorchJob) (field.ErrorList, admission.
 		return n
 	}))
 	errs = append(errs, validateRunPolicy(&spec.RunPolicy)...)
+	errs = append(errs, forbidFailurePolicyWithElastic(&spec.RunPolicy, spec.ElasticPolicy != nil)...)
 	if ep := spec.ElasticPolicy; ep != nil {
 		if _, ok := spec.PyTorchReplicaSpecs[kubeflowv1.PyTorchJobReplicaTypeWorker]; !ok {
 			errs = append(errs, field.Required(pytorchSpecsPath.Key(string(kubeflowv1.PyTorchJobReplicaTypeWorker)), "must be configured if elastic policy is used"))

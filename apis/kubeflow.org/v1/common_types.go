@@ -87,6 +87,7 @@ const (
 // RunPolicy encapsulates various runtime policies of the distributed training
 // job, for example how to clean up resources and how long the job can stay
 // active.
+// +kubebuilder:validation:XValidation:rule="has(self.failurePolicy) == has(oldSelf.failurePolicy)",message="spec.runPolicy.failurePolicy is immutable"
 type RunPolicy struct {
 	// CleanPodPolicy defines the policy to kill pods after the job completes:
 	// one of All, Running or None.
@@ -133,6 +134,12 @@ type RunPolicy struct {
 	// The field is immutable.
 	// +optional
 	ManagedBy *string `json:"managedBy,omitempty"`
+
+	// FailurePolicy restarts the whole job when a pod fails, or fails it, by
+	// rules and within a budget of restarts. An addition to v1; immutable.
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="spec.runPolicy.failurePolicy is immutable"
+	// +optional
+	FailurePolicy *FailurePolicy `json:"failurePolicy,omitempty"`
 }
 
 // SchedulingPolicy encapsulates various scheduling policies of the distributed
@@ -210,6 +217,17 @@ type JobStatus struct {
 	// +optional
 	// +listType=set
 	CountedPods []string `json:"countedPods,omitempty"`
+
+	// Restarts is how many whole-job restarts the failure policy made; the
+	// pods of the current attempt carry it in their restart-attempt label.
+	// An addition to v1.
+	// +optional
+	Restarts int32 `json:"restarts,omitempty"`
+
+	// RestartsCountTowardsMax is how many of restarts count toward
+	// failurePolicy.maxRestarts. An addition to v1.
+	// +optional
+	RestartsCountTowardsMax int32 `json:"restartsCountTowardsMax,omitempty"`
 }
 
 // ReplicaStatus represents the current observed state of the replica.

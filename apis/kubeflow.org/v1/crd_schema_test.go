@@ -59,6 +59,8 @@ var (
 		"schedulingPolicy":        tObject,
 		"suspend":                 tBool,
 		"managedBy":               tString,
+		// Additive: whole-job restarts by rules.
+		"failurePolicy": tObject,
 	}
 	schedulingPolicyFields = object{
 		"minAvailable":           tInt32,
@@ -105,6 +107,9 @@ var (
 		"restartCount": tInt32,
 		// Additive: retries already in restartCount whose pods still exist.
 		"countedPods": tArray,
+		// Additive: whole-job restarts made by the failure policy, and those counted toward maxRestarts.
+		"restarts":                tInt32,
+		"restartsCountTowardsMax": tInt32,
 	}
 	conditionFields = object{
 		"type":               tString,
@@ -125,11 +130,14 @@ var (
 
 type printerColumn struct {
 	name, typ, jsonPath string
+	priority            int32
 }
 
 var (
 	stateColumn = printerColumn{name: "State", typ: "string", jsonPath: ".status.conditions[-1:].type"}
 	ageColumn   = printerColumn{name: "Age", typ: "date", jsonPath: ".metadata.creationTimestamp"}
+	// Additive and priority 1 (kubectl get -o wide only): the default columns stay v1's.
+	restartsColumn = printerColumn{name: "Restarts", typ: "integer", jsonPath: ".status.restarts", priority: 1}
 )
 
 type scalePaths struct {
@@ -161,7 +169,7 @@ func workerScale(x string) *scalePaths {
 var crdCases = []crdCase{
 	{
 		file: "kubeflow.org_pytorchjobs.yaml", kind: "PyTorchJob", plural: "pytorchjobs", singular: "pytorchjob", listKind: "PyTorchJobList",
-		columns:      []printerColumn{stateColumn, ageColumn},
+		columns:      []printerColumn{stateColumn, ageColumn, restartsColumn},
 		scale:        workerScale("pytorch"),
 		replicaField: "pytorchReplicaSpecs",
 		specFields: object{
@@ -177,7 +185,7 @@ var crdCases = []crdCase{
 	},
 	{
 		file: "kubeflow.org_tfjobs.yaml", kind: "TFJob", plural: "tfjobs", singular: "tfjob", listKind: "TFJobList",
-		columns:      []printerColumn{stateColumn, ageColumn},
+		columns:      []printerColumn{stateColumn, ageColumn, restartsColumn},
 		replicaField: "tfReplicaSpecs",
 		specFields: object{
 			"runPolicy":           tObject,
@@ -188,7 +196,7 @@ var crdCases = []crdCase{
 	},
 	{
 		file: "kubeflow.org_mpijobs.yaml", kind: "MPIJob", plural: "mpijobs", singular: "mpijob", listKind: "MPIJobList",
-		columns:      []printerColumn{ageColumn, stateColumn},
+		columns:      []printerColumn{ageColumn, stateColumn, restartsColumn},
 		replicaField: "mpiReplicaSpecs",
 		specFields: object{
 			"slotsPerWorker":  tInt32,
@@ -200,7 +208,7 @@ var crdCases = []crdCase{
 	},
 	{
 		file: "kubeflow.org_xgboostjobs.yaml", kind: "XGBoostJob", plural: "xgboostjobs", singular: "xgboostjob", listKind: "XGBoostJobList",
-		columns:      []printerColumn{stateColumn, ageColumn},
+		columns:      []printerColumn{stateColumn, ageColumn, restartsColumn},
 		replicaField: "xgbReplicaSpecs",
 		specFields: object{
 			"runPolicy":       tObject,
@@ -209,7 +217,7 @@ var crdCases = []crdCase{
 	},
 	{
 		file: "kubeflow.org_paddlejobs.yaml", kind: "PaddleJob", plural: "paddlejobs", singular: "paddlejob", listKind: "PaddleJobList",
-		columns:      []printerColumn{stateColumn, ageColumn},
+		columns:      []printerColumn{stateColumn, ageColumn, restartsColumn},
 		scale:        workerScale("paddle"),
 		replicaField: "paddleReplicaSpecs",
 		specFields: object{
@@ -223,7 +231,7 @@ var crdCases = []crdCase{
 	},
 	{
 		file: "kubeflow.org_jaxjobs.yaml", kind: "JAXJob", plural: "jaxjobs", singular: "jaxjob", listKind: "JAXJobList",
-		columns:      []printerColumn{stateColumn, ageColumn},
+		columns:      []printerColumn{stateColumn, ageColumn, restartsColumn},
 		scale:        workerScale("jax"),
 		replicaField: "jaxReplicaSpecs",
 		specFields: object{
@@ -421,7 +429,7 @@ func TestCRDSchemas(t *testing.T) {
 			// Printer columns.
 			var cols []printerColumn
 			for _, c := range v.AdditionalPrinterColumns {
-				cols = append(cols, printerColumn{name: c.Name, typ: c.Type, jsonPath: c.JSONPath})
+				cols = append(cols, printerColumn{name: c.Name, typ: c.Type, jsonPath: c.JSONPath, priority: c.Priority})
 			}
 			if diff := cmp.Diff(tc.columns, cols, cmp.AllowUnexported(printerColumn{})); diff != "" {
 				t.Errorf("printer columns (-want +got):\n%s", diff)

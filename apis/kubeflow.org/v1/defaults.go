@@ -46,6 +46,7 @@ func SetDefaults_PyTorchJob(job *PyTorchJob) {
 		return
 	}
 	spec := &job.Spec
+	SetDefaultsFailurePolicy(spec.RunPolicy.FailurePolicy)
 	setDefaultCleanPodPolicy(&spec.RunPolicy)
 	normalizeReplicaTypes(spec.PyTorchReplicaSpecs, PyTorchJobReplicaTypeMaster, PyTorchJobReplicaTypeWorker)
 	for _, rs := range spec.PyTorchReplicaSpecs {
@@ -68,6 +69,7 @@ func SetDefaults_TFJob(job *TFJob) {
 		return
 	}
 	spec := &job.Spec
+	SetDefaultsFailurePolicy(spec.RunPolicy.FailurePolicy)
 	setDefaultCleanPodPolicy(&spec.RunPolicy)
 	if spec.SuccessPolicy == nil {
 		spec.SuccessPolicy = ptrTo(SuccessPolicyDefault)
@@ -95,6 +97,7 @@ func SetDefaults_MPIJob(job *MPIJob) {
 		return
 	}
 	spec := &job.Spec
+	SetDefaultsFailurePolicy(spec.RunPolicy.FailurePolicy)
 	if spec.RunPolicy.CleanPodPolicy == nil && spec.CleanPodPolicy == nil {
 		spec.CleanPodPolicy = ptrTo(CleanPodPolicyNone)
 	}
@@ -122,6 +125,7 @@ func SetDefaults_XGBoostJob(job *XGBoostJob) {
 		return
 	}
 	spec := &job.Spec
+	SetDefaultsFailurePolicy(spec.RunPolicy.FailurePolicy)
 	setDefaultCleanPodPolicy(&spec.RunPolicy)
 	normalizeReplicaTypes(spec.XGBReplicaSpecs, XGBoostJobReplicaTypeMaster, XGBoostJobReplicaTypeWorker)
 	for _, rs := range spec.XGBReplicaSpecs {
@@ -141,6 +145,7 @@ func SetDefaults_PaddleJob(job *PaddleJob) {
 		return
 	}
 	spec := &job.Spec
+	SetDefaultsFailurePolicy(spec.RunPolicy.FailurePolicy)
 	setDefaultCleanPodPolicy(&spec.RunPolicy)
 	normalizeReplicaTypes(spec.PaddleReplicaSpecs, PaddleJobReplicaTypeMaster, PaddleJobReplicaTypeWorker)
 	for _, rs := range spec.PaddleReplicaSpecs {
@@ -159,6 +164,7 @@ func SetDefaults_JAXJob(job *JAXJob) {
 		return
 	}
 	spec := &job.Spec
+	SetDefaultsFailurePolicy(spec.RunPolicy.FailurePolicy)
 	setDefaultCleanPodPolicy(&spec.RunPolicy)
 	normalizeReplicaTypes(spec.JAXReplicaSpecs, JAXJobReplicaTypeWorker)
 	for _, rs := range spec.JAXReplicaSpecs {

@@ -1,0 +1,171 @@
+/*
+Copyright 2026 The training-operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package v1
+
+import corev1 "k8s.io/api/core/v1"
+
+// FailurePolicy restarts the whole job when one of its pods fails, within a
+// budget, or fails it at once, by rules. An addition to v1: a job without it
+// behaves as in v1 (per-replica restartPolicy and backoffLimit only).
+type FailurePolicy struct {
+	// MaxRestarts is how many whole-job restarts that count (RestartJob)
+	// the job may make before it fails.
+	// +kubebuilder:validation:Minimum=0
+	MaxRestarts int32 `json:"maxRestarts"`
+
+	// RestartStrategy says how the pods of a new attempt are created:
+	// BlockingRecreate (the default) creates none until every pod of the
+	// previous attempt is gone, so new ranks never meet dying ones; Recreate
+	// recreates each pod as soon as its own predecessor is gone.
+	// +optional
+	RestartStrategy RestartStrategy `json:"restartStrategy,omitempty"`
+
+	// Rules are evaluated in order against the earliest failure of the
+	// current attempt; the first that matches decides. No match: RestartJob.
+	// +kubebuilder:validation:MaxItems=20
+	// +listType=atomic
+	// +optional
+	Rules []FailurePolicyRule `json:"rules,omitempty"`
+}
+
+// RestartStrategy is how a whole-job restart recreates pods.
+// +kubebuilder:validation:Enum=BlockingRecreate;Recreate
+type RestartStrategy string
+
+const (
+	// RestartStrategyBlockingRecreate creates the new attempt's pods once
+	// every pod of the old attempt is gone.
+	RestartStrategyBlockingRecreate RestartStrategy = "BlockingRecreate"
+	// RestartStrategyRecreate recreates each pod once its predecessor is gone.
+	RestartStrategyRecreate RestartStrategy = "Recreate"
+)
+
+// FailurePolicyAction is what a matching rule does.
+// +kubebuilder:validation:Enum=FailJob;RestartJob;RestartJobAndIgnoreMaxRestarts;UseReplicaRestartPolicy
+type FailurePolicyAction string
+
+const (
+	// FailJobAction fails the job at once.
+	FailJobAction FailurePolicyAction = "FailJob"
+	// RestartJobAction restarts every replica; it counts toward maxRestarts.
+	RestartJobAction FailurePolicyAction = "RestartJob"
+	// RestartJobAndIgnoreMaxRestartsAction restarts every replica without
+	// counting toward maxRestarts (infrastructure failures).
+	RestartJobAndIgnoreMaxRestartsAction FailurePolicyAction = "RestartJobAndIgnoreMaxRestarts"
+	// UseReplicaRestartPolicyAction handles the failed pod alone, by its
+	// replica's restartPolicy and the job's backoffLimit, as v1 does.
+	UseReplicaRestartPolicyAction FailurePolicyAction = "UseReplicaRestartPolicy"
+)
+
+// FailurePolicyRule matches a pod failure and names the action to take. A
+// rule with neither onExitCodes nor onPodConditions matches any failure.
+type FailurePolicyRule struct {
+	// Name identifies the rule in conditions, events and messages; unique
+	// within the policy.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=128
+	Name string `json:"name"`
+
+	// Action is what a failure matching the rule does.
+	Action FailurePolicyAction `json:"action"`
+
+	// TargetReplicaTypes narrows the rule to failures of these replica
+	// types; empty means every replica type.
+	// +kubebuilder:validation:MaxItems=10
+	// +listType=atomic
+	// +optional
+	TargetReplicaTypes []ReplicaType `json:"targetReplicaTypes,omitempty"`
+
+	// OnExitCodes matches the exit code of a container of the failed pod.
+	// +optional
+	OnExitCodes *FailurePolicyOnExitCodesRequirement `json:"onExitCodes,omitempty"`
+
+	// OnPodConditions matches a condition of the failed pod (for example
+	// DisruptionTarget, which evictions and preemptions set).
+	// +kubebuilder:validation:MaxItems=20
+	// +listType=atomic
+	// +optional
+	OnPodConditions []FailurePolicyOnPodConditionsPattern `json:"onPodConditions,omitempty"`
+}
+
+// FailurePolicyOnExitCodesOperator is how exit codes are compared.
+// +kubebuilder:validation:Enum=In;NotIn
+type FailurePolicyOnExitCodesOperator string
+
+const (
+	// FailurePolicyOnExitCodesOpIn matches an exit code in values.
+	FailurePolicyOnExitCodesOpIn FailurePolicyOnExitCodesOperator = "In"
+	// FailurePolicyOnExitCodesOpNotIn matches a non-zero exit code not in values.
+	FailurePolicyOnExitCodesOpNotIn FailurePolicyOnExitCodesOperator = "NotIn"
+)
+
+// FailurePolicyOnExitCodesRequirement matches a container's exit code.
+type FailurePolicyOnExitCodesRequirement struct {
+	// ContainerName is the container whose exit code is read; empty means
+	// the kind's default container (pytorch, tensorflow, ...).
+	// +optional
+	ContainerName string `json:"containerName,omitempty"`
+
+	// Operator is In or NotIn.
+	Operator FailurePolicyOnExitCodesOperator `json:"operator"`
+
+	// Values are the exit codes, 1-255, unique.
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=255
+	// +listType=set
+	Values []int32 `json:"values"`
+}
+
+// FailurePolicyOnPodConditionsPattern matches a pod condition.
+type FailurePolicyOnPodConditionsPattern struct {
+	// Type is the pod condition type, e.g. DisruptionTarget.
+	Type corev1.PodConditionType `json:"type"`
+
+	// Status is the condition's status to match; defaults to True.
+	// +kubebuilder:validation:Enum=True;False;Unknown
+	// +optional
+	Status corev1.ConditionStatus `json:"status,omitempty"`
+}
+
+// RestartAttemptLabel is the label and annotation of the pods of a job with
+// a failure policy: the whole-job restart attempt the pod belongs to
+// (status.restarts when it was created), readable through the downward API.
+const RestartAttemptLabel = "training.kubeflow.org/restart-attempt"
+
+// PodTrackingFinalizer is on the pods of a job whose failures decide its
+// outcome (backoffLimit or failurePolicy set): a pod that fails or is
+// deleted stays until its failure is counted in the job's status, so no
+// failure is lost while the operator is down and none is counted twice.
+const PodTrackingFinalizer = "training.kubeflow.org/pod-tracking"
+
+// SetDefaultsFailurePolicy fills a failure policy's defaults: restartStrategy
+// BlockingRecreate and each pod-condition pattern's status True.
+func SetDefaultsFailurePolicy(fp *FailurePolicy) {
+	if fp == nil {
+		return
+	}
+	if fp.RestartStrategy == "" {
+		fp.RestartStrategy = RestartStrategyBlockingRecreate
+	}
+	for i := range fp.Rules {
+		for j := range fp.Rules[i].OnPodConditions {
+			if c := &fp.Rules[i].OnPodConditions[j]; c.Status == "" {
+				c.Status = corev1.ConditionTrue
+			}
+		}
+	}
+}

@@ -1,0 +1,193 @@
+package webhooks
+
+import (
+	"context"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	kubeflowv1 "github.com/seed-d8a409e9/training-operator/apis/kubeflow.org/v1"
+	"github.com/seed-d8a409e9/training-operator/internal/testjobs"
+)
+
+func TestValidateFailurePolicy(t *testing.T) {
+	withFP := func(fp *kubeflowv1.FailurePolicy, mutate ...func(*kubeflowv1.PyTorchJob)) *kubeflowv1.PyTorchJob {
+		j := pytorchJob("job", specs{master: rs(1, ctr("pytorch")), worker: rs(3, ctr("pytorch"), ctr("sidecar"))}, mutate...)
+		j.Spec.RunPolicy.FailurePolicy = fp
+		return j
+	}
+	fp := testjobs.MakeFailurePolicy
+	rules := field.NewPath("spec", "runPolicy", "failurePolicy", "rules")
+	fpPath := field.NewPath("spec", "runPolicy", "failurePolicy")
+	actions := []string{"FailJob", "RestartJob", "RestartJobAndIgnoreMaxRestarts", "UseReplicaRestartPolicy"}
+	issueExample := fp(3).Strategy(kubeflowv1.RestartStrategyBlockingRecreate).
+		Rule("infrastructure", kubeflowv1.RestartJobAndIgnoreMaxRestartsAction).OnPodCondition(corev1.DisruptionTarget).
+		Rule("user-error", kubeflowv1.FailJobAction).OnExitCodes("pytorch", kubeflowv1.FailurePolicyOnExitCodesOpIn, 1, 2).
+		Rule("workers", kubeflowv1.UseReplicaRestartPolicyAction, worker).Obj()
+	tooMany := fp(1)
+	for i := 0; i < 21; i++ {
+		tooMany.Rule(string(rune('a'+i)), kubeflowv1.RestartJobAction)
+	}
+
+	runValidationCases(t, ValidatePyTorchJob, []validationCase[*kubeflowv1.PyTorchJob]{
+		{name: "the issue's example", job: withFP(issueExample)},
+		{name: "no rules", job: withFP(fp(0).Obj())},
+		{name: "sidecar container targeted on workers", job: withFP(fp(1).Rule("r", kubeflowv1.FailJobAction, worker).
+			OnExitCodes("sidecar", kubeflowv1.FailurePolicyOnExitCodesOpNotIn, 3).Obj())},
+		{
+			name:     "negative maxRestarts",
+			job:      withFP(fp(-1).Obj()),
+			wantErrs: field.ErrorList{field.Invalid(fpPath.Child("maxRestarts"), int64(-1), "must be greater than or equal to 0")},
+		},
+		{
+			name:     "unknown strategy",
+			job:      withFP(fp(1).Strategy("Rolling").Obj()),
+			wantErrs: field.ErrorList{field.NotSupported(fpPath.Child("restartStrategy"), kubeflowv1.RestartStrategy("Rolling"), restartStrategies)},
+		},
+		{
+			name:     "unknown action",
+			job:      withFP(fp(1).Rule("r", "Retry").Obj()),
+			wantErrs: field.ErrorList{field.NotSupported(rules.Index(0).Child("action"), kubeflowv1.FailurePolicyAction("Retry"), actions)},
+		},
+		{
+			name:     "duplicate rule names",
+			job:      withFP(fp(1).Rule("r", kubeflowv1.FailJobAction).Rule("r", kubeflowv1.RestartJobAction).Obj()),
+			wantErrs: field.ErrorList{field.Duplicate(rules.Index(1).Child("name"), "r")},
+		},
+		{
+			name:     "empty rule name",
+			job:      withFP(fp(1).Rule("", kubeflowv1.FailJobAction).Obj()),
+			wantErrs: field.ErrorList{field.Required(rules.Index(0).Child("name"), "must name the rule")},
+		},
+		{
+			name: "exit codes out of range and repeated",
+			job: withFP(fp(1).Rule("ok", kubeflowv1.FailJobAction).
+				Rule("bad", kubeflowv1.FailJobAction).OnExitCodes("", kubeflowv1.FailurePolicyOnExitCodesOpIn, 0, 3, 256, 3).Obj()),
+			wantErrs: field.ErrorList{
+				field.Invalid(rules.Index(1).Child("onExitCodes", "values").Index(0), int32(0), "must be between 1 and 255"),
+				field.Invalid(rules.Index(1).Child("onExitCodes", "values").Index(2), int32(256), "must be between 1 and 255"),
+				field.Duplicate(rules.Index(1).Child("onExitCodes", "values").Index(3), int32(3)),
+			},
+		},
+		{
+			name:     "no exit codes",
+			job:      withFP(fp(1).Rule("r", kubeflowv1.FailJobAction).OnExitCodes("", kubeflowv1.FailurePolicyOnExitCodesOpIn).Obj()),
+			wantErrs: field.ErrorList{field.Required(rules.Index(0).Child("onExitCodes", "values"), "must list at least one exit code")},
+		},
+		{
+			name: "unknown operator",
+			job:  withFP(fp(1).Rule("r", kubeflowv1.FailJobAction).OnExitCodes("", "Gt", 1).Obj()),
+			wantErrs: field.ErrorList{field.NotSupported(rules.Index(0).Child("onExitCodes", "operator"),
+				kubeflowv1.FailurePolicyOnExitCodesOperator("Gt"), exitCodeOperators)},
+		},
+		{
+			name: "container not in a targeted template",
+			job: withFP(fp(1).Rule("r", kubeflowv1.FailJobAction).
+				OnExitCodes("sidecar", kubeflowv1.FailurePolicyOnExitCodesOpIn, 1).Obj()),
+			wantErrs: field.ErrorList{field.Invalid(rules.Index(0).Child("onExitCodes", "containerName"), "sidecar",
+				"must name a container of every targeted replica type; replica type Master has none of that name")},
+		},
+		{
+			name: "target replica type the job lacks",
+			job:  withFP(fp(1).Rule("r", kubeflowv1.FailJobAction, "Evaluator").Obj()),
+			wantErrs: field.ErrorList{field.NotSupported(rules.Index(0).Child("targetReplicaTypes").Index(0),
+				kubeflowv1.ReplicaType("Evaluator"), []string{"Master", "Worker"})},
+		},
+		{
+			name: "both exit codes and pod conditions",
+			job: withFP(fp(1).Rule("r", kubeflowv1.FailJobAction).OnExitCodes("", kubeflowv1.FailurePolicyOnExitCodesOpIn, 1).
+				OnPodCondition(corev1.DisruptionTarget).Obj()),
+			wantErrs: field.ErrorList{field.Forbidden(rules.Index(0), "must not set both onExitCodes and onPodConditions")},
+		},
+		{
+			name: "pod condition without type and with a bad status",
+			job: withFP(func() *kubeflowv1.FailurePolicy {
+				p := fp(1).Rule("r", kubeflowv1.FailJobAction).Obj()
+				p.Rules[0].OnPodConditions = []kubeflowv1.FailurePolicyOnPodConditionsPattern{{Status: "Maybe"}}
+				return p
+			}()),
+			wantErrs: field.ErrorList{
+				field.Required(rules.Index(0).Child("onPodConditions").Index(0).Child("type"), "must name a pod condition type"),
+				field.NotSupported(rules.Index(0).Child("onPodConditions").Index(0).Child("status"), corev1.ConditionStatus("Maybe"), conditionStatuses),
+			},
+		},
+		{
+			name:     "too many rules",
+			job:      withFP(tooMany.Obj()),
+			wantErrs: field.ErrorList{field.TooMany(rules, 21, MaxFailurePolicyRules)},
+		},
+		{
+			name:     "with an elastic policy",
+			job:      withFP(fp(1).Obj(), func(j *kubeflowv1.PyTorchJob) { j.Spec.ElasticPolicy = &kubeflowv1.ElasticPolicy{} }),
+			wantErrs: field.ErrorList{field.Forbidden(fpPath, "must not be set together with spec.elasticPolicy: the elastic launcher restarts workers itself")},
+		},
+		{
+			name:     "added on update",
+			old:      withFP(nil),
+			job:      withFP(fp(1).Obj()),
+			wantErrs: field.ErrorList{field.Invalid(fpPath, "", "field is immutable")},
+		},
+		{
+			name:     "changed on update",
+			old:      withFP(fp(1).Obj()),
+			job:      withFP(fp(2).Obj()),
+			wantErrs: field.ErrorList{field.Invalid(fpPath, "", "field is immutable")},
+		},
+		{name: "unchanged on update", old: withFP(issueExample), job: withFP(issueExample)},
+	})
+}
+
+func TestFailurePolicyElasticPaddle(t *testing.T) {
+	j := testjobs.MakePaddleJob("p", "ns").Master(1).Workers(2).Elastic(1, 2).Obj()
+	j.Spec.RunPolicy.FailurePolicy = testjobs.MakeFailurePolicy(1).Obj()
+	j.ApplyDefaults()
+	errs, _ := ValidatePaddleJob(nil, j)
+	want := field.ErrorList{field.Forbidden(field.NewPath("spec", "runPolicy", "failurePolicy"), "must not be set together with spec.elasticPolicy: the elastic launcher restarts workers itself")}
+	if diff := cmp.Diff(want, errs); diff != "" {
+		t.Errorf("errors (-want +got):\n%s", diff)
+	}
+}
+
+// Every kind validates the failure policy against its own replica types and
+// default container, and the webhook's error names the field path.
+func TestFailurePolicyEveryKindThroughWebhook(t *testing.T) {
+	bad := testjobs.MakeFailurePolicy(1).Rule("r", kubeflowv1.FailJobAction).OnExitCodes("", kubeflowv1.FailurePolicyOnExitCodesOpIn, 300).Obj()
+	wh := pytorchWebhook()
+	job := testjobs.MakePyTorchJob("j", "ns").Master(1).Workers(1).FailurePolicy(bad).Obj()
+	_, err := wh.ValidateCreate(context.Background(), job)
+	want := `spec.runPolicy.failurePolicy.rules[0].onExitCodes.values[0]: Invalid value: 300: must be between 1 and 255`
+	if err == nil || err.Error() != want {
+		t.Errorf("error = %v, want %q", err, want)
+	}
+	for _, job := range []kubeflowv1.Job{
+		testjobs.WithFailurePolicy(testjobs.MakeTFJob("t", "ns").Workers(1).Obj(), bad),
+		testjobs.WithFailurePolicy(testjobs.MakeMPIJob("m", "ns").Launcher().Workers(1).Obj(), bad),
+		testjobs.WithFailurePolicy(testjobs.MakeXGBoostJob("x", "ns").Master(1).Workers(1).Obj(), bad),
+		testjobs.WithFailurePolicy(testjobs.MakePaddleJob("p", "ns").Master(1).Workers(1).Obj(), bad),
+		testjobs.WithFailurePolicy(testjobs.MakeJAXJob("j", "ns").Workers(1).Obj(), bad),
+	} {
+		job.ApplyDefaults()
+		errs := validateFailurePolicy(job)
+		if len(errs) != 1 || errs[0].Field != "spec.runPolicy.failurePolicy.rules[0].onExitCodes.values[0]" {
+			t.Errorf("%s: errors = %v", job.KindInfo().Kind, errs)
+		}
+	}
+}
+
+func TestDefaultFailurePolicy(t *testing.T) {
+	p := testjobs.MakeFailurePolicy(2).Rule("r", kubeflowv1.FailJobAction).Obj()
+	p.Rules[0].OnPodConditions = []kubeflowv1.FailurePolicyOnPodConditionsPattern{{Type: corev1.DisruptionTarget}}
+	job := testjobs.MakePyTorchJob("j", "ns").Workers(1).FailurePolicy(p).Obj()
+	job.ApplyDefaults()
+	got := job.Spec.RunPolicy.FailurePolicy
+	if got.RestartStrategy != kubeflowv1.RestartStrategyBlockingRecreate || got.Rules[0].OnPodConditions[0].Status != corev1.ConditionTrue {
+		t.Errorf("defaults not applied: %+v", got)
+	}
+	plain := testjobs.MakePyTorchJob("j", "ns").Workers(1).Obj()
+	plain.ApplyDefaults()
+	if plain.Spec.RunPolicy.FailurePolicy != nil {
+		t.Errorf("a job without a failure policy got one: %+v", plain.Spec.RunPolicy.FailurePolicy)
+	}
+}
