@@ -93,8 +93,8 @@ func intern(s string) string { return sharedStrings.get(s, func() string { retur
 
 // labelsKey tells a missing label from an empty one.
 type labelsKey struct {
-	rtype, index      string
-	hasType, hasIndex bool
+	rtype, index, attempt         string
+	hasType, hasIndex, hasAttempt bool
 }
 
 // sharedLabels holds the kept labels of cached children: one map per
@@ -107,7 +107,9 @@ func labelsOf(in map[string]string) map[string]string {
 	var k labelsKey
 	k.rtype, k.hasType = in[kubeflowv1.ReplicaTypeLabel]
 	k.index, k.hasIndex = in[kubeflowv1.ReplicaIndexLabel]
-	if !k.hasType && !k.hasIndex {
+	// The failure policy's attempt of a pod (on jobs with one only).
+	k.attempt, k.hasAttempt = in[kubeflowv1.RestartAttemptLabel]
+	if !k.hasType && !k.hasIndex && !k.hasAttempt {
 		return nil
 	}
 	return sharedLabels.get(k, func() map[string]string {
@@ -117,6 +119,9 @@ func labelsOf(in map[string]string) map[string]string {
 		}
 		if k.hasIndex {
 			m[kubeflowv1.ReplicaIndexLabel] = k.index
+		}
+		if k.hasAttempt {
+			m[kubeflowv1.RestartAttemptLabel] = k.attempt
 		}
 		return m
 	})

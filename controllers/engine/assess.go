@@ -46,6 +46,9 @@ func (r *Reconciler) assess(job client.Object, ch children, gone []*corev1.Pod, 
 		counted[c] = true
 	}
 	tolerance, _ := r.fw.(FailureTolerance)
+	// With a failure policy, pods run with restartPolicy Never, and a default
+	// container that failed under a running sidecar is the pod's failure.
+	withPolicy, dc := r.fw.RunPolicy(job).FailurePolicy != nil, r.fw.DefaultContainerName()
 	dealt := map[types.UID]bool{}
 	for _, rt := range r.fw.ReplicaTypes(job) {
 		spec := specs[rt]
@@ -60,11 +63,12 @@ func (r *Reconciler) assess(job client.Object, ch children, gone []*corev1.Pod, 
 			if r.inflight.IsDeleting(j, pod.UID) {
 				continue
 			}
-			if pod.Status.Phase == corev1.PodFailed || pod.DeletionTimestamp != nil {
+			failed := pod.Status.Phase == corev1.PodFailed || (withPolicy && mainContainerFailed(pod, dc))
+			if failed || pod.DeletionTimestamp != nil {
 				dealt[pod.UID] = true
 			}
 			switch {
-			case pod.Status.Phase == corev1.PodFailed:
+			case failed:
 				f := describeFailure(pod, rt, r.fw.DefaultContainerName())
 				// A pod deleted by someone else still ends in phase Failed while
 				// it terminates (the kubelet, or PodGC, writes the final phase

@@ -96,6 +96,20 @@ func BuildPod(fw Framework, job client.Object, rtype kubeflowv1.ReplicaType, ind
 	}
 	overridden := tmpl.Spec.RestartPolicy != ""
 	pod.Spec.RestartPolicy = podRestartPolicy(spec.RestartPolicy)
+	rp := fw.RunPolicy(job)
+	if tracked(rp) {
+		pod.Finalizers = append(pod.Finalizers, kubeflowv1.PodTrackingFinalizer)
+	}
+	if rp.FailurePolicy != nil {
+		// Every failure must reach the operator, which decides what restarts.
+		pod.Spec.RestartPolicy = corev1.RestartPolicyNever
+		attempt := strconv.Itoa(int(fw.Status(job).Restarts))
+		pod.Labels[kubeflowv1.RestartAttemptLabel] = attempt
+		if pod.Annotations == nil {
+			pod.Annotations = map[string]string{}
+		}
+		pod.Annotations[kubeflowv1.RestartAttemptLabel] = attempt
+	}
 	if err := fw.DecoratePod(job, rtype, index, pod); err != nil {
 		return nil, false, err
 	}
@@ -220,4 +234,44 @@ func NewServiceMeta() *metav1.PartialObjectMetadata {
 	m := &metav1.PartialObjectMetadata{}
 	m.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("Service"))
 	return m
+}
+
+// ofAttempt splits a job's children by the failure policy's restart
+// attempt: the children of attempt n (Services are not per attempt), and
+// the pods of other attempts, which still hold their slots' names.
+func (ch children) ofAttempt(n int32) (children, []*corev1.Pod) {
+	var old []*corev1.Pod
+	for _, p := range ch.allPods {
+		if attemptOf(p) != n {
+			old = append(old, p)
+		}
+	}
+	if len(old) == 0 {
+		return ch, nil
+	}
+	isOld := make(map[*corev1.Pod]bool, len(old))
+	for _, p := range old {
+		isOld[p] = true
+	}
+	keep := func(pods []*corev1.Pod) []*corev1.Pod {
+		var out []*corev1.Pod
+		for _, p := range pods {
+			if !isOld[p] {
+				out = append(out, p)
+			}
+		}
+		return out
+	}
+	cur := ch
+	cur.pods = make(map[kubeflowv1.ReplicaType]map[int]*corev1.Pod, len(ch.pods))
+	for rt, byIndex := range ch.pods {
+		cur.pods[rt] = map[int]*corev1.Pod{}
+		for i, p := range byIndex {
+			if !isOld[p] {
+				cur.pods[rt][i] = p
+			}
+		}
+	}
+	cur.allPods, cur.strayPods = keep(ch.allPods), keep(ch.strayPods)
+	return cur, old
 }

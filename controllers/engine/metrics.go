@@ -36,6 +36,16 @@ var (
 		Help:    "Time from job creation until the job is first Running",
 		Buckets: []float64{0.5, 1, 2, 5, 10, 20, 30, 60, 120, 300, 600, 1800},
 	}, []string{"job_namespace", "framework"})
+	// The failure policy's: by action and framework, no per-job labels.
+	failurePolicyActions = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "training_operator_job_failure_policy_actions_total",
+		Help: "Counts failure-policy decisions (FailJob, RestartJob, RestartJobAndIgnoreMaxRestarts, MaxRestartsReached)",
+	}, []string{"framework", "action"})
+	jobRestartSeconds = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name:    "training_operator_job_restart_duration_seconds",
+		Help:    "Time from a whole-job restart's decision until every pod of the new attempt is Running",
+		Buckets: []float64{1, 2, 5, 10, 20, 30, 60, 120, 300, 600, 1800},
+	}, []string{"framework"})
 )
 
 var registerOnce sync.Once
@@ -43,7 +53,8 @@ var registerOnce sync.Once
 // registerMetrics adds the job metrics to controller-runtime's registry once.
 func registerMetrics() {
 	registerOnce.Do(func() {
-		metrics.Registry.MustRegister(jobsCreated, jobsDeleted, jobsSuccessful, jobsFailed, jobsRestarted, jobStartupSeconds)
+		metrics.Registry.MustRegister(jobsCreated, jobsDeleted, jobsSuccessful, jobsFailed, jobsRestarted, jobStartupSeconds,
+			failurePolicyActions, jobRestartSeconds)
 	})
 }
 

@@ -132,8 +132,14 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		b = b.Watches(t.Object, owner, builder.WithPredicates(mine, r.goneFromCache(strings.ToLower(kindOf(t.Object))+"/")))
 	}
 	c, err := b.Build(r)
-	if err != nil || r.opts.OnController == nil {
+	if err != nil {
 		return err
+	}
+	if err := r.setupPodTracking(mgr); err != nil {
+		return err
+	}
+	if r.opts.OnController == nil {
+		return nil
 	}
 	return r.opts.OnController(c)
 }
@@ -194,6 +200,15 @@ type plan struct {
 	// vanished are the vanishedPods entries the pass dealt with, counted the
 	// pods whose restart it counted: settled once the status is written.
 	vanished, counted []types.UID
+	// release are pods whose tracking finalizer goes once the status is
+	// written (nothing left to count of them); track are live pods of a
+	// tracked job that lack it (made before the job was tracked).
+	release, track []*corev1.Pod
+	// policyAction is the failure policy's decision in this pass, if any;
+	// restartTook is how long a whole-job restart took, once its new
+	// attempt runs.
+	policyAction string
+	restartTook  time.Duration
 	// transitions, for metrics
 	created, running, succeeded, failed, restarted bool
 }
@@ -394,10 +409,21 @@ func (r *Reconciler) afterStatus(ctx context.Context, job client.Object, p *plan
 	if p.jobDeleted {
 		jobsDeleted.WithLabelValues(ns, fwLabel).Inc()
 	}
-	if len(p.retryDeletes) > 0 {
-		return r.deletePods(ctx, job, p.retryDeletes)
+	if p.policyAction != "" {
+		failurePolicyActions.WithLabelValues(fwLabel, p.policyAction).Inc()
 	}
-	return nil
+	if p.restartTook > 0 {
+		jobRestartSeconds.WithLabelValues(fwLabel).Observe(p.restartTook.Seconds())
+	}
+	// The status that counted these pods is written: their finalizers may go.
+	errs := []error{
+		patchPods(ctx, r.client, r.opts.Fanout, p.release, releasePatch),
+		patchPods(ctx, r.client, r.opts.Fanout, p.track, trackPatch),
+	}
+	if len(p.retryDeletes) > 0 {
+		errs = append(errs, r.deletePods(ctx, job, p.retryDeletes))
+	}
+	return errors.Join(errs...)
 }
 
 // reconcile is the linear recipe of one pass over a job.
@@ -421,6 +447,8 @@ func (r *Reconciler) reconcile(ctx context.Context, job client.Object, p *plan) 
 	ch := bucketChildren(specs, pods, svcs, func(rt kubeflowv1.ReplicaType, i int) string { return childName(r.fw, job, rt, i) })
 	st.CountedPods = stillPresent(st.CountedPods, pods)
 	p.pods = r.planPodEvents(ctx, job, IsFinished(st), ch.allPods)
+	// Whatever this pass decides, once its status is written (releasable).
+	defer func() { p.release, p.track = r.releasable(job, &p.status, ch) }()
 
 	if IsFinished(st) {
 		return r.finish(ctx, job, ch, p)
@@ -444,9 +472,32 @@ func (r *Reconciler) reconcile(ctx context.Context, job client.Object, p *plan) 
 	if st.StartTime == nil && r.gang(job) == nil {
 		st.StartTime = &now
 	}
-	st.ReplicaStatuses = replicaStatuses(r.fw, name, specs, ch.allPods)
+	// With a failure policy, pods of older attempts are being replaced:
+	// only the current attempt's pods are judged, counted and evaluated.
+	fp := rp.FailurePolicy
+	cur, old := ch, []*corev1.Pod(nil)
+	if fp != nil {
+		cur, old = ch.ofAttempt(st.Restarts)
+	}
+	st.ReplicaStatuses = replicaStatuses(r.fw, name, specs, cur.allPods)
+	blockCreates := false
+	if fp != nil {
+		switch r.applyFailurePolicy(job, cur, p, now) {
+		case policyFailed:
+			return r.finishAfterWrite(p)
+		case policyRestarted:
+			// Its status write comes first, then every pod goes (afterStatus);
+			// nothing is created in this pass.
+			p.retryDeletes = ch.allPods
+			return nil
+		}
+		// A restart in progress: old pods go (again, after a crash), and with
+		// BlockingRecreate nothing new is made until all of them are gone.
+		p.retryDeletes = append(p.retryDeletes, old...)
+		blockCreates = len(old) > 0 && fp.RestartStrategy != kubeflowv1.RestartStrategyRecreate
+	}
 
-	a := r.assess(job, ch, r.vanished.pending(client.ObjectKeyFromObject(job), job.GetUID()), specs, now.Time)
+	a := r.assess(job, cur, r.vanished.pending(client.ObjectKeyFromObject(job), job.GetUID()), specs, now.Time)
 	p.vanished, p.counted = a.vanished, a.counted
 	switch {
 	case a.backoffExceeded(rp.BackoffLimit, st.RestartCount):
@@ -466,7 +517,7 @@ func (r *Reconciler) reconcile(ctx context.Context, job client.Object, p *plan) 
 		st.CountedPods = append(st.CountedPods, string(c))
 	}
 	if len(a.retries) > 0 {
-		p.retryDeletes = a.retryPods
+		p.retryDeletes = append(p.retryDeletes, a.retryPods...)
 		msg := a.restartMessage(kind, name)
 		if setCondition(st, newCondition(kubeflowv1.JobRestarting, corev1.ConditionTrue, kind+reasonRestarting, msg, now)) {
 			p.event(corev1.EventTypeWarning, kind+reasonRestarting, "%s", msg)
@@ -516,11 +567,15 @@ func (r *Reconciler) reconcile(ctx context.Context, job client.Object, p *plan) 
 			}
 		}
 	}
-	if err := r.syncReplicas(ctx, job, ch, specs, p, now, gang); err != nil {
-		return errors.Join(err, extraErr)
+	// The outcome is decided before any child is written: a pass that
+	// finishes the job creates nothing (chaos saw a job completed and, in the
+	// same pass, a deleted worker of it recreated).
+	v := r.fw.Evaluate(job, ReplicaView{Specs: specs, Statuses: st.ReplicaStatuses, Pods: cur.pods})
+	if !v.Succeeded && !blockCreates {
+		if err := r.syncReplicas(ctx, job, ch, specs, p, now, gang); err != nil {
+			return errors.Join(err, extraErr)
+		}
 	}
-
-	v := r.fw.Evaluate(job, ReplicaView{Specs: specs, Statuses: st.ReplicaStatuses, Pods: ch.pods})
 	switch {
 	case v.Succeeded:
 		if v.Running {
@@ -537,7 +592,9 @@ func (r *Reconciler) reconcile(ctx context.Context, job client.Object, p *plan) 
 		}
 		return r.finishAfterWrite(p)
 	case v.Running && len(a.retries) == 0:
-		r.markRunning(p, v.RunningMessage, now)
+		if r.restartDone(p, job, specs, cur, now) {
+			r.markRunning(p, v.RunningMessage, now)
+		}
 	}
 	return extraErr
 }

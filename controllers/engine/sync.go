@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -15,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kubeflowv1 "github.com/seed-d8a409e9/training-operator/apis/kubeflow.org/v1"
+	"github.com/seed-d8a409e9/training-operator/internal/inflight"
 )
 
 // ControllerUIDIndex indexes pods and Services by their controller owner's
@@ -107,7 +109,7 @@ func (r *Reconciler) syncReplicas(ctx context.Context, job client.Object, ch chi
 		return err
 	}
 	for _, rt := range r.fw.ReplicaTypes(job) {
-		creates, typeWarnings, err := r.missingChildren(job, ch, rt, specs[rt], now, gang)
+		creates, typeWarnings, err := r.missingChildren(job, ch, rt, specs[rt], p, now, gang)
 		if err != nil {
 			return err
 		}
@@ -137,7 +139,7 @@ func (r *Reconciler) syncReplicas(ctx context.Context, job client.Object, ch chi
 // missingChildren builds the pods and Services of one replica type that
 // neither exist nor are being created, and the template warnings to record
 // once they are.
-func (r *Reconciler) missingChildren(job client.Object, ch children, rt kubeflowv1.ReplicaType, spec *kubeflowv1.ReplicaSpec, now metav1.Time, gang GangScheduler) ([]client.Object, []event, error) {
+func (r *Reconciler) missingChildren(job client.Object, ch children, rt kubeflowv1.ReplicaType, spec *kubeflowv1.ReplicaSpec, p *plan, now metav1.Time, gang GangScheduler) ([]client.Object, []event, error) {
 	j := r.jobRef(job)
 	var creates []client.Object
 	var restartWarning, schedulerWarning string
@@ -154,7 +156,14 @@ func (r *Reconciler) missingChildren(job client.Object, ch children, rt kubeflow
 			r.inflight.Observed(j, "pod/"+name)
 			continue
 		}
-		if r.inflight.IsCreating(j, "pod/"+name) {
+		if left, ok := r.inflight.Creating(j, "pod/"+name); ok {
+			// Created, not seen yet. A pod normally shows within moments; one
+			// deleted before the cache ever showed it (its events lost while a
+			// watch was broken: chaos had a job wait forever so) brings the job
+			// back by no event: look again once the record expires.
+			if left < inflight.DefaultTTL-unseenCreate {
+				p.requeue(left + time.Second)
+			}
 			continue
 		}
 		pod, ov, err := BuildPod(r.fw, job, rt, i, spec)
@@ -180,6 +189,10 @@ func (r *Reconciler) missingChildren(job client.Object, ch children, rt kubeflow
 	}
 	return creates, warnings, nil
 }
+
+// unseenCreate is how long a created pod may stay unseen by the cache
+// before its job looks again when the in-flight record expires.
+const unseenCreate = 5 * time.Second
 
 // createdChildren collects what one pass created, for its events.
 type createdChildren struct {

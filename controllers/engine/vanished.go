@@ -153,6 +153,11 @@ func (r *Reconciler) podLeft() predicate.Funcs {
 			if err := r.client.Get(context.Background(), key, job, client.UnsafeDisableDeepCopy); err != nil || job.GetUID() != ref.UID {
 				return true
 			}
+			// A tracked job's pods leave only once counted (tracking.go): a
+			// pod counted by an earlier process must not count again here.
+			if tracked(r.fw.RunPolicy(job)) {
+				return true
+			}
 			ours := r.inflight.IsDeleting(inflight.Job{Kind: r.fw.Kind(), NamespacedName: key, UID: ref.UID}, pod.UID)
 			r.vanished.left(key, ref.UID, pod, ours)
 			return true

@@ -125,19 +125,26 @@ func (s *Store) MarkCreated(j Job, child string) {
 
 // IsCreating reports a child created by the job that the cache does not show yet.
 func (s *Store) IsCreating(j Job, child string) bool {
+	_, ok := s.Creating(j, child)
+	return ok
+}
+
+// Creating is IsCreating with how long the record has left to live.
+func (s *Store) Creating(j Job, child string) (time.Duration, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	e := s.entry(j, false)
 	if e == nil {
-		return false
+		return 0, false
 	}
 	t, ok := e.created[child]
-	if ok && s.clock.Since(t) > s.ttl {
+	age := s.clock.Since(t)
+	if ok && age > s.ttl {
 		delete(e.created, child)
 		s.dropIfEmpty(j, e)
-		return false
+		return 0, false
 	}
-	return ok
+	return s.ttl - age, ok
 }
 
 // Observed forgets a creation once the cache shows (or no longer shows) the child.

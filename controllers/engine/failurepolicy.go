@@ -1,0 +1,360 @@
+package engine
+
+import (
+	"fmt"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	kubeflowv1 "github.com/seed-d8a409e9/training-operator/apis/kubeflow.org/v1"
+)
+
+// A job with runPolicy.failurePolicy runs in attempts: status.restarts is
+// the current one, and every pod carries the attempt it was made for
+// (kubeflowv1.RestartAttemptLabel). A whole-job restart raises
+// status.restarts in one status write, then deletes every pod of an older
+// attempt; the pods of the new attempt are created once their
+// predecessors are gone (all of them, with BlockingRecreate). Only pods of
+// the current attempt are judged, so a restart recorded before a crash is
+// carried out, not judged again, by the next pass.
+
+// attemptOf is the restart attempt a pod was made for; a pod without the
+// label belongs to attempt 0.
+func attemptOf(pod *corev1.Pod) int32 {
+	n, err := strconv.ParseInt(pod.Labels[kubeflowv1.RestartAttemptLabel], 10, 32)
+	if err != nil || n < 0 {
+		return 0
+	}
+	return int32(n)
+}
+
+// jobFailure is a failure of a pod of the current attempt, as the failure
+// policy judges it.
+type jobFailure struct {
+	podFailure
+	pod *corev1.Pod
+	// at is when the pod failed: its container's termination, its
+	// disruption or its deletion, whichever came first.
+	at time.Time
+}
+
+// failedAt estimates when pod failed, from what the pod records.
+func failedAt(pod *corev1.Pod) time.Time {
+	var at time.Time
+	earlier := func(t time.Time) {
+		if !t.IsZero() && (at.IsZero() || t.Before(at)) {
+			at = t
+		}
+	}
+	for _, cs := range pod.Status.ContainerStatuses {
+		if t := cs.State.Terminated; t != nil && t.ExitCode != 0 {
+			earlier(t.FinishedAt.Time)
+		}
+	}
+	for _, c := range pod.Status.Conditions {
+		if c.Type == corev1.DisruptionTarget && c.Status == corev1.ConditionTrue {
+			earlier(c.LastTransitionTime.Time)
+		}
+	}
+	if pod.DeletionTimestamp != nil {
+		// The deletion timestamp is the deletion time plus the grace period.
+		d := pod.DeletionTimestamp.Time
+		if pod.DeletionGracePeriodSeconds != nil {
+			d = d.Add(-time.Duration(*pod.DeletionGracePeriodSeconds) * time.Second)
+		}
+		earlier(d)
+	}
+	if at.IsZero() {
+		at = pod.CreationTimestamp.Time
+	}
+	return at
+}
+
+// mainContainerFailed reports whether the default container terminated
+// non-zero while the pod still runs (a sidecar keeps it Running).
+func mainContainerFailed(pod *corev1.Pod, defaultContainer string) bool {
+	if pod.Status.Phase != corev1.PodRunning {
+		return false
+	}
+	for _, cs := range pod.Status.ContainerStatuses {
+		if cs.Name == defaultContainer && cs.State.Terminated != nil && cs.State.Terminated.ExitCode != 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// byTime orders failures earliest first (pod name breaks ties).
+func byTime(fs []jobFailure) {
+	sort.SliceStable(fs, func(i, j int) bool {
+		if !fs[i].at.Equal(fs[j].at) {
+			return fs[i].at.Before(fs[j].at)
+		}
+		return fs[i].Pod < fs[j].Pod
+	})
+}
+
+// verdict is what the failure policy decided for a pass.
+type verdict struct {
+	// action is FailJob, RestartJob or RestartJobAndIgnoreMaxRestarts.
+	action kubeflowv1.FailurePolicyAction
+	// rule is the matching rule's name; "" when no rule matched.
+	rule    string
+	failure jobFailure
+}
+
+// judge applies the rules to the failures of the current attempt, earliest
+// first: a failure a rule hands to the replica's restartPolicy is left to
+// the per-pod handling (perPod); the first one that is not decides. The
+// ranks that die afterwards of the first one's timeout are not judged.
+func judge(fp *kubeflowv1.FailurePolicy, failures []jobFailure, defaultContainer string) (v *verdict, perPod []jobFailure) {
+	byTime(failures)
+	for _, f := range failures {
+		rule := matchRule(fp, f, defaultContainer)
+		if rule != nil && rule.Action == kubeflowv1.UseReplicaRestartPolicyAction {
+			perPod = append(perPod, f)
+			continue
+		}
+		if rule == nil {
+			return &verdict{action: kubeflowv1.RestartJobAction, failure: f}, perPod
+		}
+		return &verdict{action: rule.Action, rule: rule.Name, failure: f}, perPod
+	}
+	return nil, perPod
+}
+
+// matchRule is the first rule matching f, or nil.
+func matchRule(fp *kubeflowv1.FailurePolicy, f jobFailure, defaultContainer string) *kubeflowv1.FailurePolicyRule {
+	for i := range fp.Rules {
+		if ruleMatches(&fp.Rules[i], f, defaultContainer) {
+			return &fp.Rules[i]
+		}
+	}
+	return nil
+}
+
+func ruleMatches(rule *kubeflowv1.FailurePolicyRule, f jobFailure, defaultContainer string) bool {
+	if len(rule.TargetReplicaTypes) > 0 && !slices.Contains(rule.TargetReplicaTypes, f.RType) {
+		return false
+	}
+	if ec := rule.OnExitCodes; ec != nil {
+		name := ec.ContainerName
+		if name == "" {
+			name = defaultContainer
+		}
+		code, ok := exitCode(f.pod, name)
+		if !ok || code == 0 {
+			return false
+		}
+		in := slices.Contains(ec.Values, code)
+		return in == (ec.Operator == kubeflowv1.FailurePolicyOnExitCodesOpIn)
+	}
+	if len(rule.OnPodConditions) > 0 {
+		return slices.ContainsFunc(rule.OnPodConditions, func(p kubeflowv1.FailurePolicyOnPodConditionsPattern) bool {
+			status := p.Status
+			if status == "" {
+				status = corev1.ConditionTrue
+			}
+			return slices.ContainsFunc(f.pod.Status.Conditions, func(c corev1.PodCondition) bool {
+				return c.Type == p.Type && c.Status == status
+			})
+		})
+	}
+	return true
+}
+
+// exitCode is the termination exit code of a container of pod.
+func exitCode(pod *corev1.Pod, container string) (int32, bool) {
+	for _, cs := range pod.Status.ContainerStatuses {
+		if cs.Name != container {
+			continue
+		}
+		if t := cs.State.Terminated; t != nil {
+			return t.ExitCode, true
+		}
+		if t := cs.LastTerminationState.Terminated; t != nil {
+			return t.ExitCode, true
+		}
+	}
+	return 0, false
+}
+
+// describe names the rule (or its absence), the failure and the budget
+// for conditions and events.
+func (v *verdict) describe(counted bool, restartsCounted, maxRestarts int32) string {
+	var b strings.Builder
+	if v.rule != "" {
+		fmt.Fprintf(&b, "rule %q (%s) matched ", v.rule, v.action)
+	} else {
+		fmt.Fprintf(&b, "no rule matched (%s) ", v.action)
+	}
+	b.WriteString(v.failure.String())
+	for _, c := range v.failure.pod.Status.Conditions {
+		if c.Status == corev1.ConditionTrue && c.Type == corev1.DisruptionTarget {
+			fmt.Fprintf(&b, ", condition %s", c.Type)
+		}
+	}
+	if counted {
+		fmt.Fprintf(&b, "; restarts counted %d/%d", restartsCounted, maxRestarts)
+	}
+	return b.String()
+}
+
+// policyOutcome is what applyFailurePolicy did to the pass.
+type policyOutcome int
+
+const (
+	policyNone policyOutcome = iota
+	// policyFailed: the job fails (a FailJob rule, or maxRestarts spent).
+	policyFailed
+	// policyRestarted: a whole-job restart is recorded in the status.
+	policyRestarted
+)
+
+// wholeJobRestart marks the Restarting condition of a whole-job restart
+// (v1's reason is kept, so the message tells it from a per-pod one).
+const wholeJobRestart = "is restarting the whole job"
+
+// applyFailurePolicy judges the current attempt's failures and records the
+// decision in the plan's status: Failed, or a restart (restarts raised,
+// Restarting with the rule, pod and budget). Deletions follow the write.
+func (r *Reconciler) applyFailurePolicy(job client.Object, cur children, p *plan, now metav1.Time) policyOutcome {
+	st := &p.status
+	fp := r.fw.RunPolicy(job).FailurePolicy
+	kind, name := r.fw.Kind(), job.GetName()
+	v, _ := judge(fp, r.currentFailures(job, cur), r.fw.DefaultContainerName())
+	if v == nil {
+		return policyNone
+	}
+	switch {
+	case v.action == kubeflowv1.FailJobAction:
+		p.policyAction = string(kubeflowv1.FailJobAction)
+		r.fail(p, job, kind+reasonFailed, fmt.Sprintf("%s %s has failed because the failure policy's %s.", kind, name, v.describe(false, 0, 0)),
+			corev1.EventTypeWarning, now)
+		return policyFailed
+	case v.action == kubeflowv1.RestartJobAction && st.RestartsCountTowardsMax >= fp.MaxRestarts:
+		p.policyAction = "MaxRestartsReached"
+		r.fail(p, job, kind+reasonFailed, fmt.Sprintf("%s %s has failed because it has reached the failure policy's maxRestarts (%d): %s.",
+			kind, name, fp.MaxRestarts, v.describe(false, 0, 0)), corev1.EventTypeWarning, now)
+		return policyFailed
+	}
+	counted := v.action == kubeflowv1.RestartJobAction
+	st.Restarts++
+	if counted {
+		st.RestartsCountTowardsMax++
+	}
+	msg := fmt.Sprintf("%s %s %s, attempt %d: %s.", kind, name, wholeJobRestart, st.Restarts,
+		v.describe(counted, st.RestartsCountTowardsMax, fp.MaxRestarts))
+	if !setCondition(st, newCondition(kubeflowv1.JobRestarting, corev1.ConditionTrue, kind+reasonRestarting, msg, now)) {
+		// Restarting again before the last attempt ran: the new decision's
+		// message and time.
+		if c := getCondition(st, kubeflowv1.JobRestarting); c != nil {
+			c.Message, c.LastUpdateTime = msg, now
+		}
+	}
+	p.event(corev1.EventTypeWarning, kind+reasonRestarting, "%s", msg)
+	p.restarted = true
+	p.policyAction = string(v.action)
+	return policyRestarted
+}
+
+// currentFailures are the failures of the current attempt's pods not
+// counted or being deleted by us yet. Failures of replica types the
+// framework tolerates (TF's dynamic workers) stay with the per-pod rule.
+func (r *Reconciler) currentFailures(job client.Object, cur children) []jobFailure {
+	counted := map[string]bool{}
+	for _, c := range r.fw.Status(job).CountedPods {
+		counted[c] = true
+	}
+	tolerance, _ := r.fw.(FailureTolerance)
+	j, dc := r.jobRef(job), r.fw.DefaultContainerName()
+	var out []jobFailure
+	for rt, byIndex := range cur.pods {
+		if tolerance != nil && tolerance.ToleratesFailure(job, rt) {
+			continue
+		}
+		for _, pod := range byIndex {
+			if counted[string(pod.UID)] || r.inflight.IsDeleting(j, pod.UID) {
+				continue
+			}
+			deleted := pod.DeletionTimestamp != nil && pod.Status.Phase != corev1.PodSucceeded
+			if pod.Status.Phase != corev1.PodFailed && !deleted && !mainContainerFailed(pod, dc) {
+				continue
+			}
+			f := describeFailure(pod, rt, dc)
+			if deleted {
+				f.Disrupted = true
+				if f.Reason == "" {
+					f.Reason = "Deleted"
+				}
+			}
+			out = append(out, jobFailure{podFailure: f, pod: pod, at: failedAt(pod)})
+		}
+	}
+	return out
+}
+
+// restartDone holds Running back after a whole-job restart until every
+// pod of the new attempt runs (or has finished), then announces how long
+// the restart took. Without such a restart it says go.
+func (r *Reconciler) restartDone(p *plan, job client.Object, specs map[kubeflowv1.ReplicaType]*kubeflowv1.ReplicaSpec, cur children, now metav1.Time) bool {
+	c := getCondition(&p.status, kubeflowv1.JobRestarting)
+	if c == nil || c.Status != corev1.ConditionTrue || !strings.Contains(c.Message, wholeJobRestart) {
+		return true
+	}
+	for rt, spec := range specs {
+		for i := 0; i < int(spec.ReplicaCount()); i++ {
+			pod := cur.pods[rt][i]
+			if pod == nil || pod.DeletionTimestamp != nil ||
+				(pod.Status.Phase != corev1.PodRunning && pod.Status.Phase != corev1.PodSucceeded) {
+				return false
+			}
+		}
+	}
+	took := now.Sub(c.LastUpdateTime.Time)
+	p.restartTook = max(took, time.Nanosecond)
+	p.event(corev1.EventTypeNormal, r.fw.Kind()+"RestartCompleted", "%s %s runs again: every pod of attempt %d is running, %s after the restart was decided.",
+		r.fw.Kind(), job.GetName(), p.status.Restarts, took.Round(time.Second))
+	return true
+}
+
+// releasable are the pods whose tracking finalizer may go once the pass's
+// status is written, and the live pods of a tracked job still without it.
+func (r *Reconciler) releasable(job client.Object, st *kubeflowv1.JobStatus, ch children) (release, track []*corev1.Pod) {
+	rp := r.fw.RunPolicy(job)
+	if IsFinished(st) || (rp.Suspend != nil && *rp.Suspend) || !tracked(rp) {
+		return withFinalizer(ch.allPods), nil
+	}
+	counted := map[string]bool{}
+	for _, c := range st.CountedPods {
+		counted[c] = true
+	}
+	tolerance, _ := r.fw.(FailureTolerance)
+	for _, pod := range ch.allPods {
+		if !hasTrackingFinalizer(pod) {
+			continue
+		}
+		tolerated := false
+		if tolerance != nil && pod.Status.Phase == corev1.PodFailed {
+			if rt, ok := replicaTypeOf(r.fw.ReplicaTypes(job), r.fw.ReplicaSpecs(job), pod); ok {
+				tolerated = tolerance.ToleratesFailure(job, rt)
+			}
+		}
+		if (rp.FailurePolicy != nil && attemptOf(pod) != st.Restarts) || pod.Status.Phase == corev1.PodSucceeded ||
+			counted[string(pod.UID)] || tolerated {
+			release = append(release, pod)
+		}
+	}
+	for _, pod := range untrackedLive(ch.allPods) {
+		if rp.FailurePolicy == nil || attemptOf(pod) == st.Restarts {
+			track = append(track, pod)
+		}
+	}
+	return release, track
+}

@@ -1,0 +1,159 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/workqueue"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	ctrlevent "sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+
+	kubeflowv1 "github.com/seed-d8a409e9/training-operator/apis/kubeflow.org/v1"
+)
+
+// Failure accounting that survives the operator, as batch/v1 Job tracks
+// its pods: the pods of a job whose failures decide its outcome (tracked:
+// backoffLimit or failurePolicy set) carry kubeflowv1.PodTrackingFinalizer
+// from their creation. A pod that fails, or that someone else deletes or
+// evicts, stays (terminating) until a pass has counted it in status
+// (restartCount with countedPods, or a whole-job restart) and the status
+// write has succeeded; only then is the finalizer removed. So a deletion
+// while the operator is down, during a failover or while the watch is
+// broken is seen by the next pass, and a failure counted before a crash
+// is in status.countedPods after it and not counted again.
+//
+// The finalizer goes once nothing is left to count: a pod counted,
+// succeeded, of an older attempt, of a finished or suspended job, or of a
+// job that is gone (podTracking, below). Jobs without backoffLimit or
+// failurePolicy are not tracked: their restartCount changes nothing, and
+// tracking costs a request per pod.
+
+// tracked reports whether job's pods carry the tracking finalizer.
+func tracked(rp *kubeflowv1.RunPolicy) bool {
+	return rp.BackoffLimit != nil || rp.FailurePolicy != nil
+}
+
+func hasTrackingFinalizer(o metav1.Object) bool {
+	return slices.Contains(o.GetFinalizers(), kubeflowv1.PodTrackingFinalizer)
+}
+
+// releasePatch removes the tracking finalizer and nothing else (a
+// strategic merge patch on the finalizer list, so other finalizers and
+// concurrent writers are untouched).
+var releasePatch = client.RawPatch(types.StrategicMergePatchType,
+	[]byte(`{"metadata":{"$deleteFromPrimitiveList/finalizers":["`+kubeflowv1.PodTrackingFinalizer+`"]}}`))
+
+// trackPatch adds the tracking finalizer to a pod made before the job was
+// tracked (by v1, or by an earlier operator version).
+var trackPatch = client.RawPatch(types.StrategicMergePatchType,
+	[]byte(`{"metadata":{"finalizers":["`+kubeflowv1.PodTrackingFinalizer+`"]}}`))
+
+// patchPods applies patch to pods in parallel, asking for metadata only.
+// A pod already gone is fine.
+func patchPods(ctx context.Context, c client.Client, fanout int, pods []*corev1.Pod, patch client.Patch) error {
+	if len(pods) == 0 {
+		return nil
+	}
+	var mu sync.Mutex
+	var errs []error
+	workqueue.ParallelizeUntil(ctx, fanout, len(pods), func(i int) {
+		meta := &metav1.PartialObjectMetadata{}
+		meta.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("Pod"))
+		meta.SetNamespace(pods[i].Namespace)
+		meta.SetName(pods[i].Name)
+		if err := c.Patch(ctx, meta, patch); err != nil && !apierrors.IsNotFound(err) {
+			mu.Lock()
+			errs = append(errs, fmt.Errorf("pod %s: %w", pods[i].Name, err))
+			mu.Unlock()
+		}
+	})
+	return errors.Join(errs...)
+}
+
+// withFinalizer keeps the pods that still carry the tracking finalizer,
+// once each.
+func withFinalizer(pods []*corev1.Pod) []*corev1.Pod {
+	var out []*corev1.Pod
+	seen := map[types.UID]bool{}
+	for _, p := range pods {
+		if p != nil && hasTrackingFinalizer(p) && !seen[p.UID] {
+			seen[p.UID] = true
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// untrackedLive are the live pods of a tracked job without the finalizer.
+func untrackedLive(pods []*corev1.Pod) []*corev1.Pod {
+	var out []*corev1.Pod
+	for _, p := range pods {
+		if p.DeletionTimestamp == nil && !hasTrackingFinalizer(p) &&
+			p.Status.Phase != corev1.PodSucceeded && p.Status.Phase != corev1.PodFailed {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// podTracking releases the tracking finalizer of pods whose job can no
+// longer count them: the job was deleted (the garbage collector deletes its
+// pods), is being deleted, or its name now belongs to a new job. A job
+// that exists counts and releases its own pods.
+type podTracking struct {
+	r *Reconciler
+}
+
+// setupPodTracking registers the pod-tracking controller of r's kind.
+func (r *Reconciler) setupPodTracking(mgr ctrl.Manager) error {
+	pt := &podTracking{r: r}
+	kind := r.fw.Kind()
+	mine := func(o client.Object) bool {
+		ref := metav1.GetControllerOfNoCopy(o)
+		return ref != nil && ref.Kind == kind && hasTrackingFinalizer(o) && o.GetDeletionTimestamp() != nil
+	}
+	return ctrl.NewControllerManagedBy(mgr).
+		Named(r.fw.ControllerName()+"-pod-tracking").
+		For(&corev1.Pod{}, builder.WithPredicates(predicate.Funcs{
+			CreateFunc:  func(e ctrlevent.CreateEvent) bool { return mine(e.Object) },
+			UpdateFunc:  func(e ctrlevent.UpdateEvent) bool { return mine(e.ObjectNew) },
+			DeleteFunc:  func(ctrlevent.DeleteEvent) bool { return false },
+			GenericFunc: func(e ctrlevent.GenericEvent) bool { return mine(e.Object) },
+		})).
+		WithOptions(controller.Options{MaxConcurrentReconciles: r.opts.MaxConcurrentReconciles}).
+		Complete(pt)
+}
+
+func (pt *podTracking) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	r := pt.r
+	pod := &corev1.Pod{}
+	if err := r.client.Get(ctx, req.NamespacedName, pod, client.UnsafeDisableDeepCopy); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	ref := metav1.GetControllerOfNoCopy(pod)
+	if ref == nil || !hasTrackingFinalizer(pod) || pod.DeletionTimestamp == nil {
+		return ctrl.Result{}, nil
+	}
+	job := r.fw.NewJob()
+	err := r.client.Get(ctx, types.NamespacedName{Namespace: pod.Namespace, Name: ref.Name}, job, client.UnsafeDisableDeepCopy)
+	switch {
+	case apierrors.IsNotFound(err):
+	case err != nil:
+		return ctrl.Result{}, err
+	case job.GetUID() == ref.UID && job.GetDeletionTimestamp() == nil:
+		// The job counts and releases its own pods.
+		return ctrl.Result{}, nil
+	}
+	return ctrl.Result{}, patchPods(ctx, r.client, 1, []*corev1.Pod{pod}, releasePatch)
+}

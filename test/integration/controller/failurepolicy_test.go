@@ -1,0 +1,280 @@
+package controller_test
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"sync"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/kubernetes"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	kubeflowv1 "github.com/seed-d8a409e9/training-operator/apis/kubeflow.org/v1"
+	"github.com/seed-d8a409e9/training-operator/e2e/cluster"
+	"github.com/seed-d8a409e9/training-operator/internal/testjobs"
+	"github.com/seed-d8a409e9/training-operator/test/util"
+)
+
+// exitPod makes KWOK finish a running pod with code (the pod-exit stage
+// reads the annotation from the pod, so one pod of one attempt fails).
+func exitPod(ctx context.Context, ns, name string, code int) {
+	patch := fmt.Sprintf(`{"metadata":{"annotations":{%q:%q}}}`, cluster.ExitCodeAnnotation, strconv.Itoa(code))
+	Expect(k8s.Patch(ctx, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}},
+		client.RawPatch(types.MergePatchType, []byte(patch)))).To(Succeed())
+}
+
+// attemptPodsRunning waits until n pods of the job run, all of attempt.
+func attemptPodsRunning(ctx context.Context, ns, job string, n int, attempt int32) []corev1.Pod {
+	var pods []corev1.Pod
+	Eventually(func(g Gomega) {
+		pods = jobPods(ctx, ns, job)
+		g.Expect(pods).To(HaveLen(n))
+		for _, p := range pods {
+			g.Expect(p.DeletionTimestamp).To(BeNil(), p.Name)
+			g.Expect(p.Status.Phase).To(Equal(corev1.PodRunning), p.Name)
+			g.Expect(p.Labels[kubeflowv1.RestartAttemptLabel]).To(Equal(strconv.Itoa(int(attempt))), p.Name)
+			g.Expect(p.Annotations[kubeflowv1.RestartAttemptLabel]).To(Equal(strconv.Itoa(int(attempt))), p.Name)
+			g.Expect(p.Spec.RestartPolicy).To(Equal(corev1.RestartPolicyNever), p.Name)
+			g.Expect(p.Finalizers).To(ContainElement(kubeflowv1.PodTrackingFinalizer), p.Name)
+		}
+	}, timeout, interval).Should(Succeed())
+	return pods
+}
+
+func getJob(ctx context.Context, obj client.Object) client.Object {
+	j := obj.DeepCopyObject().(client.Object)
+	Expect(k8s.Get(ctx, client.ObjectKeyFromObject(obj), j)).To(Succeed())
+	return j
+}
+
+// eventuallyCondition waits for a True condition of any kind's job.
+func eventuallyCondition(ctx context.Context, obj client.Object, t kubeflowv1.JobConditionType) *kubeflowv1.JobStatus {
+	var st *kubeflowv1.JobStatus
+	Eventually(func(g Gomega) {
+		j := obj.DeepCopyObject().(client.Object)
+		g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(obj), j)).To(Succeed())
+		st = testjobs.Status(j)
+		c := condition(*st, t)
+		g.Expect(c).NotTo(BeNil(), "conditions: %v", conditionTypes(*st))
+		g.Expect(c.Status).To(Equal(corev1.ConditionTrue), "conditions: %v", conditionTypes(*st))
+	}, timeout, interval).Should(Succeed())
+	return st
+}
+
+var _ = Describe("failure policy", func() {
+	var ns string
+	BeforeEach(func(ctx context.Context) { ns = newNamespace(ctx) })
+
+	fp := testjobs.MakeFailurePolicy
+
+	for _, kind := range []string{"PyTorchJob", "TFJob", "MPIJob", "XGBoostJob", "PaddleJob", "JAXJob"} {
+		It("restarts every pod of a "+kind+" when one exits 3 under RestartJob, then succeeds", func(ctx context.Context) {
+			job := testjobs.WithFailurePolicy(allKinds[kind].job("rj", ns), fp(2).Obj())
+			Expect(k8s.Create(ctx, job)).To(Succeed())
+			pods := attemptPodsRunning(ctx, ns, "rj", 2, 0)
+			exitPod(ctx, ns, pods[len(pods)-1].Name, 3)
+			again := attemptPodsRunning(ctx, ns, "rj", 2, 1)
+			for i := range again {
+				Expect(again[i].UID).NotTo(Equal(pods[i].UID), "every pod is new")
+			}
+			st := testjobs.Status(getJob(ctx, job))
+			Expect(st.Restarts).To(Equal(int32(1)))
+			Expect(st.RestartsCountTowardsMax).To(Equal(int32(1)))
+			Expect(st.RestartCount).To(BeZero(), "a whole-job restart is no per-pod retry")
+			for _, p := range again {
+				exitPod(ctx, ns, p.Name, 0)
+			}
+			st = eventuallyCondition(ctx, job, kubeflowv1.JobSucceeded)
+			Expect(st.Restarts).To(Equal(int32(1)))
+			Expect(eventCount(ctx, ns, kind+"Restarting")).To(Equal(int32(1)))
+			Expect(eventCount(ctx, ns, kind+"RestartCompleted")).To(Equal(int32(1)))
+			// Nothing is left holding a pod once the job is finished.
+			Eventually(func(g Gomega) {
+				for _, p := range jobPods(ctx, ns, "rj") {
+					g.Expect(p.Finalizers).NotTo(ContainElement(kubeflowv1.PodTrackingFinalizer), p.Name)
+				}
+			}, timeout, interval).Should(Succeed())
+		})
+	}
+
+	It("fails at once on a FailJob rule, naming the rule, and judges only the earliest failure", func(ctx context.Context) {
+		job := testjobs.MakePyTorchJob("fj", ns).Master(1).Workers(2).FailurePolicy(fp(5).
+			Rule("user-error", kubeflowv1.FailJobAction).OnExitCodes("", kubeflowv1.FailurePolicyOnExitCodesOpIn, 2).Obj()).Obj()
+		Expect(k8s.Create(ctx, job)).To(Succeed())
+		attemptPodsRunning(ctx, ns, "fj", 3, 0)
+		exitPod(ctx, ns, "fj-worker-1", 2)
+		st := eventuallyCondition(ctx, job, kubeflowv1.JobFailed)
+		c := condition(*st, kubeflowv1.JobFailed)
+		Expect(c.Reason).To(Equal("PyTorchJobFailed"))
+		Expect(c.Message).To(ContainSubstring(`rule "user-error" (FailJob) matched pod fj-worker-1: container pytorch exited with code 2`))
+		Expect(st.Restarts).To(BeZero())
+	})
+
+	It("restarts on the earliest failure when a later one would match FailJob", func(ctx context.Context) {
+		job := testjobs.MakePyTorchJob("ef", ns).Master(1).Workers(2).FailurePolicy(fp(5).
+			Rule("user-error", kubeflowv1.FailJobAction).OnExitCodes("", kubeflowv1.FailurePolicyOnExitCodesOpIn, 2).Obj()).Obj()
+		Expect(k8s.Create(ctx, job)).To(Succeed())
+		attemptPodsRunning(ctx, ns, "ef", 3, 0)
+		// The operator is stopped so that both failures are there at its next pass.
+		Expect(operator.Stop()).To(Succeed())
+		exitPod(ctx, ns, "ef-worker-0", 137)
+		Eventually(func() corev1.PodPhase {
+			var p corev1.Pod
+			Expect(k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "ef-worker-0"}, &p)).To(Succeed())
+			return p.Status.Phase
+		}, timeout, interval).Should(Equal(corev1.PodFailed))
+		exitPod(ctx, ns, "ef-worker-1", 2)
+		Eventually(func() corev1.PodPhase {
+			var p corev1.Pod
+			Expect(k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "ef-worker-1"}, &p)).To(Succeed())
+			return p.Status.Phase
+		}, timeout, interval).Should(Equal(corev1.PodFailed))
+		var err error
+		operator, err = util.StartOperator(restCfg, util.DefaultConfiguration())
+		Expect(err).NotTo(HaveOccurred())
+		attemptPodsRunning(ctx, ns, "ef", 3, 1)
+		st := testjobs.Status(getJob(ctx, job))
+		Expect(condition(*st, kubeflowv1.JobFailed)).To(BeNil())
+		Expect(st.Restarts).To(Equal(int32(1)))
+	})
+
+	It("fails naming the limit once maxRestarts is spent", func(ctx context.Context) {
+		job := testjobs.MakePyTorchJob("mr", ns).Master(1).Workers(1).FailurePolicy(fp(1).Obj()).Obj()
+		Expect(k8s.Create(ctx, job)).To(Succeed())
+		attemptPodsRunning(ctx, ns, "mr", 2, 0)
+		exitPod(ctx, ns, "mr-worker-0", 3)
+		attemptPodsRunning(ctx, ns, "mr", 2, 1)
+		exitPod(ctx, ns, "mr-master-0", 4)
+		st := eventuallyCondition(ctx, job, kubeflowv1.JobFailed)
+		Expect(condition(*st, kubeflowv1.JobFailed).Message).To(ContainSubstring("has reached the failure policy's maxRestarts (1)"))
+		Expect(st.Restarts).To(Equal(int32(1)))
+		Expect(st.RestartsCountTowardsMax).To(Equal(int32(1)))
+	})
+
+	It("restarts on an eviction under an ignore rule without counting it", func(ctx context.Context) {
+		job := testjobs.MakePyTorchJob("ev", ns).Master(1).Workers(1).FailurePolicy(fp(0).
+			Rule("infrastructure", kubeflowv1.RestartJobAndIgnoreMaxRestartsAction).OnPodCondition(corev1.DisruptionTarget).Obj()).Obj()
+		Expect(k8s.Create(ctx, job)).To(Succeed())
+		attemptPodsRunning(ctx, ns, "ev", 2, 0)
+		cs, err := kubernetes.NewForConfig(restCfg)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(cs.CoreV1().Pods(ns).EvictV1(ctx, &policyv1.Eviction{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "ev-worker-0"}})).To(Succeed())
+		attemptPodsRunning(ctx, ns, "ev", 2, 1)
+		st := testjobs.Status(getJob(ctx, job))
+		Expect(st.Restarts).To(Equal(int32(1)))
+		Expect(st.RestartsCountTowardsMax).To(BeZero())
+		Expect(condition(*st, kubeflowv1.JobFailed)).To(BeNil())
+		Expect(condition(*st, kubeflowv1.JobRunning).Status).To(Equal(corev1.ConditionTrue))
+	})
+
+	It("with BlockingRecreate never has pods of two attempts at once", func(ctx context.Context) {
+		job := testjobs.MakePyTorchJob("br", ns).Master(1).Workers(4).FailurePolicy(fp(3).Obj()).Obj()
+		Expect(k8s.Create(ctx, job)).To(Succeed())
+		attemptPodsRunning(ctx, ns, "br", 5, 0)
+		// Every pod event from here on, from one watch.
+		cs, err := kubernetes.NewForConfig(restCfg)
+		Expect(err).NotTo(HaveOccurred())
+		w, err := cs.CoreV1().Pods(ns).Watch(ctx, metav1.ListOptions{LabelSelector: kubeflowv1.JobNameLabel + "=br"})
+		Expect(err).NotTo(HaveOccurred())
+		defer w.Stop()
+		var mu sync.Mutex
+		var overlaps []string
+		done := make(chan struct{})
+		go func() {
+			defer GinkgoRecover()
+			defer close(done)
+			present := map[string]string{} // pod name -> attempt
+			for ev := range w.ResultChan() {
+				p, ok := ev.Object.(*corev1.Pod)
+				if !ok {
+					continue
+				}
+				if ev.Type == watch.Deleted {
+					delete(present, p.Name)
+				} else {
+					present[p.Name] = p.Labels[kubeflowv1.RestartAttemptLabel]
+				}
+				attempts := map[string]bool{}
+				for _, a := range present {
+					attempts[a] = true
+				}
+				if len(attempts) > 1 {
+					mu.Lock()
+					overlaps = append(overlaps, fmt.Sprint(present))
+					mu.Unlock()
+				}
+			}
+		}()
+		exitPod(ctx, ns, "br-worker-2", 1)
+		attemptPodsRunning(ctx, ns, "br", 5, 1)
+		w.Stop()
+		<-done
+		mu.Lock()
+		defer mu.Unlock()
+		Expect(overlaps).To(BeEmpty())
+	})
+
+	It("behaves as v1 without a failure policy: no attempt label, no finalizer", func(ctx context.Context) {
+		job := testjobs.MakePyTorchJob("v1", ns).Master(1).Workers(1).Obj()
+		Expect(k8s.Create(ctx, job)).To(Succeed())
+		pods := waitPodsRunning(ctx, ns, "v1", 2)
+		for _, p := range pods {
+			Expect(p.Labels).NotTo(HaveKey(kubeflowv1.RestartAttemptLabel))
+			Expect(p.Annotations).NotTo(HaveKey(kubeflowv1.RestartAttemptLabel))
+			Expect(p.Finalizers).To(BeEmpty())
+			Expect(p.Spec.RestartPolicy).To(Equal(corev1.RestartPolicyOnFailure))
+		}
+	})
+})
+
+var _ = Describe("failure accounting", func() {
+	var ns string
+	BeforeEach(func(ctx context.Context) { ns = newNamespace(ctx) })
+
+	It("counts a worker deleted while the operator was stopped, exactly once", func(ctx context.Context) {
+		job := testjobs.MakePyTorchJob("acc", ns).Master(1).Workers(2).BackoffLimit(5).RestartPolicy(kubeflowv1.RestartPolicyOnFailure).Obj()
+		Expect(k8s.Create(ctx, job)).To(Succeed())
+		pods := waitPodsRunning(ctx, ns, "acc", 3)
+		for _, p := range pods {
+			Expect(p.Finalizers).To(ContainElement(kubeflowv1.PodTrackingFinalizer))
+		}
+		Expect(operator.Stop()).To(Succeed())
+		Expect(k8s.Delete(ctx, &pods[2], client.GracePeriodSeconds(0))).To(Succeed())
+		var err error
+		operator, err = util.StartOperator(restCfg, util.DefaultConfiguration())
+		Expect(err).NotTo(HaveOccurred())
+		Eventually(func(g Gomega) {
+			var p corev1.Pod
+			g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(&pods[2]), &p)).To(Succeed())
+			g.Expect(p.UID).NotTo(Equal(pods[2].UID))
+			g.Expect(p.Status.Phase).To(Equal(corev1.PodRunning))
+		}, timeout, interval).Should(Succeed())
+		Expect(getPyTorchJob(ctx, ns, "acc").Status.RestartCount).To(Equal(int32(1)))
+
+		// A restart of the operator after the count does not count it again:
+		// the new process's first pass (its pod events are up to date once a
+		// new exit is recorded) leaves restartCount where it was.
+		Expect(operator.Stop()).To(Succeed())
+		operator, err = util.StartOperator(restCfg, util.DefaultConfiguration())
+		Expect(err).NotTo(HaveOccurred())
+		exitPod(ctx, ns, "acc-worker-0", 1)
+		Eventually(func() int32 { return getPyTorchJob(ctx, ns, "acc").Status.RestartCount }, timeout, interval).Should(Equal(int32(2)))
+		waitPodsRunning(ctx, ns, "acc", 3)
+		Expect(getPyTorchJob(ctx, ns, "acc").Status.RestartCount).To(Equal(int32(2)))
+	})
+
+	It("releases the pods of a deleted job, so none is stranded", func(ctx context.Context) {
+		job := testjobs.MakePyTorchJob("gone", ns).Master(1).Workers(1).BackoffLimit(1).Obj()
+		Expect(k8s.Create(ctx, job)).To(Succeed())
+		waitPodsRunning(ctx, ns, "gone", 2)
+		Expect(k8s.Delete(ctx, job, client.PropagationPolicy(metav1.DeletePropagationForeground))).To(Succeed())
+		Eventually(func() []corev1.Pod { return jobPods(ctx, ns, "gone") }, timeout, interval).Should(BeEmpty())
+	})
+})
