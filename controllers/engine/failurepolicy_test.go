@@ -1,0 +1,254 @@
+package engine
+
+import (
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	kubeflowv1 "github.com/seed-d8a409e9/training-operator/apis/kubeflow.org/v1"
+	"github.com/seed-d8a409e9/training-operator/internal/inflight"
+	"github.com/seed-d8a409e9/training-operator/internal/testjobs"
+)
+
+var fpT0 = time.Date(2026, 12, 4, 12, 0, 0, 0, time.UTC)
+
+// failedWorker is worker i of attempt 0, Failed with code at fpT0+sec.
+func failedWorker(i int, code int32, sec int) *corev1.Pod {
+	p := testjobs.MakePod("j-worker-"+string(rune('0'+i)), "ns").UID("w"+string(rune('0'+i))).
+		Label(kubeflowv1.ReplicaTypeLabel, "worker").Label(kubeflowv1.ReplicaIndexLabel, string(rune('0'+i))).
+		Phase(corev1.PodFailed).Terminated("pytorch", code, "Error").Obj()
+	p.Status.ContainerStatuses[0].State.Terminated.FinishedAt = metav1.NewTime(fpT0.Add(time.Duration(sec) * time.Second))
+	return p
+}
+
+func jf(p *corev1.Pod) jobFailure {
+	return jobFailure{podFailure: describeFailure(p, "Worker", "pytorch"), pod: p, at: failedAt(p)}
+}
+
+func TestJudge(t *testing.T) {
+	fp := testjobs.MakeFailurePolicy
+	evicted := testjobs.MakePod("j-worker-1", "ns").UID("w1").Phase(corev1.PodFailed).
+		Condition(corev1.DisruptionTarget, corev1.ConditionTrue, "EvictionByEvictionAPI", "", fpT0.Add(time.Second)).Obj()
+	sidecar := testjobs.MakePod("j-worker-2", "ns").UID("w2").Phase(corev1.PodRunning).Terminated("pytorch", 9, "Error").Running("sidecar").Obj()
+	cases := []struct {
+		name       string
+		policy     *kubeflowv1.FailurePolicy
+		failures   []jobFailure
+		wantAction kubeflowv1.FailurePolicyAction
+		wantRule   string
+		wantPod    string
+		wantPerPod []string
+	}{
+		{name: "no failure", policy: fp(1).Obj()},
+		{name: "no rule matches: RestartJob", policy: fp(1).Obj(), failures: []jobFailure{jf(failedWorker(0, 3, 0))},
+			wantAction: kubeflowv1.RestartJobAction, wantPod: "j-worker-0"},
+		{
+			name: "the earliest failure is judged, not a later FailJob match",
+			policy: fp(1).Rule("user", kubeflowv1.FailJobAction).OnExitCodes("", kubeflowv1.FailurePolicyOnExitCodesOpIn, 2).
+				Rule("any", kubeflowv1.RestartJobAction).Obj(),
+			failures:   []jobFailure{jf(failedWorker(1, 2, 5)), jf(failedWorker(0, 137, 1))},
+			wantAction: kubeflowv1.RestartJobAction, wantRule: "any", wantPod: "j-worker-0",
+		},
+		{
+			name: "rules in order, first match wins",
+			policy: fp(1).Rule("first", kubeflowv1.FailJobAction).OnExitCodes("", kubeflowv1.FailurePolicyOnExitCodesOpNotIn, 137).
+				Rule("second", kubeflowv1.RestartJobAndIgnoreMaxRestartsAction).Obj(),
+			failures:   []jobFailure{jf(failedWorker(0, 3, 0))},
+			wantAction: kubeflowv1.FailJobAction, wantRule: "first", wantPod: "j-worker-0",
+		},
+		{
+			name: "NotIn does not match a listed code",
+			policy: fp(1).Rule("first", kubeflowv1.FailJobAction).OnExitCodes("", kubeflowv1.FailurePolicyOnExitCodesOpNotIn, 3).
+				Rule("second", kubeflowv1.RestartJobAndIgnoreMaxRestartsAction).Obj(),
+			failures:   []jobFailure{jf(failedWorker(0, 3, 0))},
+			wantAction: kubeflowv1.RestartJobAndIgnoreMaxRestartsAction, wantRule: "second", wantPod: "j-worker-0",
+		},
+		{
+			name:       "a pod condition",
+			policy:     fp(1).Rule("infra", kubeflowv1.RestartJobAndIgnoreMaxRestartsAction).OnPodCondition(corev1.DisruptionTarget).Obj(),
+			failures:   []jobFailure{jf(evicted)},
+			wantAction: kubeflowv1.RestartJobAndIgnoreMaxRestartsAction, wantRule: "infra", wantPod: "j-worker-1",
+		},
+		{
+			name:       "the default container failed under a running sidecar",
+			policy:     fp(1).Rule("user", kubeflowv1.FailJobAction).OnExitCodes("pytorch", kubeflowv1.FailurePolicyOnExitCodesOpIn, 9).Obj(),
+			failures:   []jobFailure{jf(sidecar)},
+			wantAction: kubeflowv1.FailJobAction, wantRule: "user", wantPod: "j-worker-2",
+		},
+		{
+			name: "target replica types narrow a rule",
+			policy: fp(1).Rule("masters", kubeflowv1.FailJobAction, "Master").
+				Rule("workers", kubeflowv1.RestartJobAndIgnoreMaxRestartsAction, "Worker").Obj(),
+			failures:   []jobFailure{jf(failedWorker(0, 1, 0))},
+			wantAction: kubeflowv1.RestartJobAndIgnoreMaxRestartsAction, wantRule: "workers", wantPod: "j-worker-0",
+		},
+		{
+			name: "UseReplicaRestartPolicy leaves a failure to the per-pod rule and judges the next",
+			policy: fp(1).Rule("oom", kubeflowv1.UseReplicaRestartPolicyAction).OnExitCodes("", kubeflowv1.FailurePolicyOnExitCodesOpIn, 137).
+				Rule("rest", kubeflowv1.FailJobAction).Obj(),
+			failures:   []jobFailure{jf(failedWorker(0, 137, 0)), jf(failedWorker(1, 1, 3))},
+			wantAction: kubeflowv1.FailJobAction, wantRule: "rest", wantPod: "j-worker-1", wantPerPod: []string{"j-worker-0"},
+		},
+		{
+			name:       "only per-pod failures: no verdict",
+			policy:     fp(1).Rule("all", kubeflowv1.UseReplicaRestartPolicyAction).Obj(),
+			failures:   []jobFailure{jf(failedWorker(0, 1, 0))},
+			wantPerPod: []string{"j-worker-0"},
+		},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			v, perPod := judge(tc.policy, tc.failures, "pytorch")
+			var gotAction kubeflowv1.FailurePolicyAction
+			var gotRule, gotPod string
+			if v != nil {
+				gotAction, gotRule, gotPod = v.action, v.rule, v.failure.Pod
+			}
+			var gotPerPod []string
+			for _, f := range perPod {
+				gotPerPod = append(gotPerPod, f.Pod)
+			}
+			got := []any{gotAction, gotRule, gotPod, gotPerPod}
+			want := []any{tc.wantAction, tc.wantRule, tc.wantPod, tc.wantPerPod}
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("verdict (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// The pass applying the policy: budget, counted vs ignored, the message.
+func TestApplyFailurePolicy(t *testing.T) {
+	fp := testjobs.MakeFailurePolicy
+	run := func(policy *kubeflowv1.FailurePolicy, st kubeflowv1.JobStatus, pods ...*corev1.Pod) (policyOutcome, *plan) {
+		job := testjobs.MakePyTorchJob("j", "ns").UID("job").Master(1).Workers(2).FailurePolicy(policy).Obj()
+		job.Status = st
+		r := &Reconciler{fw: fakeFramework{}, inflight: inflight.New(nil, 0)}
+		p := &plan{status: *st.DeepCopy()}
+		ch := bucketChildren(job.Spec.PyTorchReplicaSpecs, pods, nil, nil)
+		return r.applyFailurePolicy(job, ch, p, metav1.NewTime(fpT0)), p
+	}
+
+	out, p := run(fp(2).Obj(), kubeflowv1.JobStatus{}, failedWorker(0, 3, 0))
+	if out != policyRestarted || p.status.Restarts != 1 || p.status.RestartsCountTowardsMax != 1 || !p.restarted {
+		t.Fatalf("RestartJob: outcome %v, status %+v", out, p.status)
+	}
+	c := getCondition(&p.status, kubeflowv1.JobRestarting)
+	want := "PyTorchJob j is restarting the whole job, attempt 1: no rule matched (RestartJob) pod j-worker-0: container pytorch exited with code 3 (Error); restarts counted 1/2."
+	if c == nil || c.Message != want || c.Reason != "PyTorchJobRestarting" {
+		t.Errorf("Restarting = %+v, want message %q", c, want)
+	}
+
+	out, p = run(fp(0).Rule("infra", kubeflowv1.RestartJobAndIgnoreMaxRestartsAction).Obj(), kubeflowv1.JobStatus{Restarts: 4}, failedWorker(0, 3, 0))
+	if out != policyRestarted || p.status.Restarts != 5 || p.status.RestartsCountTowardsMax != 0 {
+		t.Errorf("ignored restart: outcome %v, status %+v", out, p.status)
+	}
+
+	out, p = run(fp(2).Obj(), kubeflowv1.JobStatus{Restarts: 3, RestartsCountTowardsMax: 2}, failedWorker(0, 3, 0))
+	if out != policyFailed || p.status.Restarts != 3 || !hasCondition(&p.status, kubeflowv1.JobFailed) || p.policyAction != "MaxRestartsReached" {
+		t.Errorf("budget spent: outcome %v, status %+v", out, p.status)
+	}
+
+	// A failure already counted per pod (countedPods) is not judged again.
+	counted := failedWorker(0, 3, 0)
+	out, _ = run(fp(2).Obj(), kubeflowv1.JobStatus{CountedPods: []string{string(counted.UID)}}, counted)
+	if out != policyNone {
+		t.Errorf("counted failure judged again: %v", out)
+	}
+}
+
+func TestOfAttempt(t *testing.T) {
+	job := testjobs.MakePyTorchJob("j", "ns").Master(1).Workers(2).Obj()
+	pod := func(name, rt, idx, attempt string) *corev1.Pod {
+		return testjobs.MakePod(name, "ns").UID(name).Label(kubeflowv1.ReplicaTypeLabel, rt).Label(kubeflowv1.ReplicaIndexLabel, idx).
+			Label(kubeflowv1.RestartAttemptLabel, attempt).Obj()
+	}
+	m, w0, w1 := pod("j-master-0", "master", "0", "2"), pod("j-worker-0", "worker", "0", "1"), pod("j-worker-1", "worker", "1", "2")
+	ch := bucketChildren(job.Spec.PyTorchReplicaSpecs, []*corev1.Pod{m, w0, w1}, nil, nil)
+	cur, old := ch.ofAttempt(2)
+	names := func(ps []*corev1.Pod) []string {
+		var out []string
+		for _, p := range ps {
+			out = append(out, p.Name)
+		}
+		return out
+	}
+	if diff := cmp.Diff([]string{"j-worker-0"}, names(old)); diff != "" {
+		t.Errorf("old (-want +got):\n%s", diff)
+	}
+	if cur.pods["Worker"][0] != nil || cur.pods["Worker"][1] != w1 || cur.pods["Master"][0] != m || len(cur.allPods) != 2 {
+		t.Errorf("current attempt: %+v", cur.pods)
+	}
+	if ch.pods["Worker"][0] != w0 {
+		t.Error("ofAttempt changed the children it split")
+	}
+}
+
+func TestReleasable(t *testing.T) {
+	pod := func(name string, phase corev1.PodPhase, attempt string, finalizer bool) *corev1.Pod {
+		p := testjobs.MakePod(name, "ns").UID(name).Label(kubeflowv1.ReplicaTypeLabel, "worker").Label(kubeflowv1.ReplicaIndexLabel, "0").
+			Label(kubeflowv1.RestartAttemptLabel, attempt).Phase(phase).Obj()
+		if finalizer {
+			p.Finalizers = []string{kubeflowv1.PodTrackingFinalizer}
+		}
+		return p
+	}
+	running, succeeded := pod("running", corev1.PodRunning, "1", true), pod("succeeded", corev1.PodSucceeded, "1", true)
+	counted, failed := pod("counted", corev1.PodFailed, "1", true), pod("failed", corev1.PodFailed, "1", true)
+	older, legacy := pod("older", corev1.PodRunning, "0", true), pod("legacy", corev1.PodRunning, "1", false)
+	all := []*corev1.Pod{running, succeeded, counted, failed, older, legacy}
+	ch := children{allPods: all}
+	r := &Reconciler{fw: fakeFramework{}}
+	names := func(ps []*corev1.Pod) []string {
+		var out []string
+		for _, p := range ps {
+			out = append(out, p.Name)
+		}
+		return out
+	}
+	job := testjobs.MakePyTorchJob("j", "ns").Workers(1).FailurePolicy(testjobs.MakeFailurePolicy(1).Obj()).Obj()
+	st := kubeflowv1.JobStatus{Restarts: 1, CountedPods: []string{"counted"}}
+	release, track := r.releasable(job, &st, ch)
+	if diff := cmp.Diff([]string{"succeeded", "counted", "older"}, names(release)); diff != "" {
+		t.Errorf("release while running (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{"legacy"}, names(track)); diff != "" {
+		t.Errorf("track (-want +got):\n%s", diff)
+	}
+	st.Conditions = []kubeflowv1.JobCondition{{Type: kubeflowv1.JobFailed, Status: corev1.ConditionTrue}}
+	release, track = r.releasable(job, &st, ch)
+	if diff := cmp.Diff([]string{"running", "succeeded", "counted", "failed", "older"}, names(release)); diff != "" || track != nil {
+		t.Errorf("release when finished (-want +got):\n%s (track %v)", diff, names(track))
+	}
+	// A job that is not tracked (no backoffLimit, no failurePolicy) keeps none.
+	plain := testjobs.MakePyTorchJob("j", "ns").Workers(1).Obj()
+	release, _ = r.releasable(plain, &kubeflowv1.JobStatus{}, ch)
+	if len(release) != 5 {
+		t.Errorf("untracked job keeps finalizers: released %v", names(release))
+	}
+}
+
+func TestBuildPodTracking(t *testing.T) {
+	spec := func(job *kubeflowv1.PyTorchJob) *kubeflowv1.ReplicaSpec { return job.Spec.PyTorchReplicaSpecs["Worker"] }
+	plain := testjobs.MakePyTorchJob("j", "ns").Workers(1).RestartPolicy(kubeflowv1.RestartPolicyOnFailure).Obj()
+	pod, _, err := BuildPod(fakeFramework{}, plain, "Worker", 0, spec(plain))
+	if err != nil || len(pod.Finalizers) != 0 || pod.Labels[kubeflowv1.RestartAttemptLabel] != "" || pod.Spec.RestartPolicy != corev1.RestartPolicyOnFailure {
+		t.Errorf("v1 job's pod changed: %v %+v", err, pod.ObjectMeta)
+	}
+	backoff := testjobs.MakePyTorchJob("j", "ns").Workers(1).BackoffLimit(3).RestartPolicy(kubeflowv1.RestartPolicyOnFailure).Obj()
+	pod, _, _ = BuildPod(fakeFramework{}, backoff, "Worker", 0, spec(backoff))
+	if diff := cmp.Diff([]string{kubeflowv1.PodTrackingFinalizer}, pod.Finalizers); diff != "" || pod.Spec.RestartPolicy != corev1.RestartPolicyOnFailure {
+		t.Errorf("backoffLimit job: finalizers (-want +got):\n%s", diff)
+	}
+	withFP := testjobs.MakePyTorchJob("j", "ns").Workers(1).RestartPolicy(kubeflowv1.RestartPolicyOnFailure).
+		FailurePolicy(testjobs.MakeFailurePolicy(1).Obj()).Obj()
+	withFP.Status.Restarts = 2
+	pod, _, _ = BuildPod(fakeFramework{}, withFP, "Worker", 0, spec(withFP))
+	if pod.Labels[kubeflowv1.RestartAttemptLabel] != "2" || pod.Annotations[kubeflowv1.RestartAttemptLabel] != "2" ||
+		pod.Spec.RestartPolicy != corev1.RestartPolicyNever || len(pod.Finalizers) != 1 {
+		t.Errorf("failure-policy pod: %+v restartPolicy %s", pod.ObjectMeta, pod.Spec.RestartPolicy)
+	}
+}
