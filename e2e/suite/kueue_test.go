@@ -307,6 +307,48 @@ var _ = Describe("Kueue", Ordered, ContinueOnFailure, Label("kueue"), func() {
 		Entry(nil, kubeflowv1.JAXJobKind),
 	)
 
+	It("keeps a job admitted with its quota through a whole-job restart", func(ctx SpecContext) {
+		ns := kueueQueues(ctx, "restart", flavor, 2)
+		job := testjobs.WithFailurePolicy(kueueJob(pytorch, ns, "rs", 2, nil), testjobs.MakeFailurePolicy(1).Obj())
+		Expect(k8s.Create(ctx, job)).To(Succeed())
+		wl := waitWorkload(ctx, pytorch, ns, "rs", "Admitted")
+		admittedUID := wl.GetUID()
+		waitFor(ctx, pytorch, ns, "rs", kubeflowv1.JobRunning)
+		pods := jobPods(ctx, ns, "rs")
+		Expect(pods).To(HaveLen(2))
+		patch := client.MergeFrom(pods[1].DeepCopy())
+		if pods[1].Annotations == nil {
+			pods[1].Annotations = map[string]string{}
+		}
+		for k, v := range exitAfter(3, "0s") {
+			pods[1].Annotations[k] = v
+		}
+		Expect(k8s.Patch(ctx, &pods[1], patch)).To(Succeed())
+		// The restart is done once both pods of attempt 1 run.
+		Eventually(ctx, func(g Gomega) {
+			st, err := jobStatus(ctx, pytorch, ns, "rs")
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(st.Restarts).To(Equal(int32(1)))
+			ps := jobPods(ctx, ns, "rs")
+			g.Expect(ps).To(HaveLen(2))
+			for _, p := range ps {
+				g.Expect(p.Labels[kubeflowv1.RestartAttemptLabel]).To(Equal("1"))
+				g.Expect(p.Status.Phase).To(Equal(corev1.PodRunning))
+			}
+		}).Should(Succeed())
+		// The same Workload is still admitted: Kueue never saw the job suspended.
+		wl = waitWorkload(ctx, pytorch, ns, "rs", "Admitted")
+		Expect(wl.GetUID()).To(Equal(admittedUID))
+		status, _ := kueueConditionReason(wl, "Evicted")
+		Expect(status).NotTo(Equal("True"))
+		obj, err := getJob(ctx, pytorch, ns, "rs")
+		Expect(err).NotTo(HaveOccurred())
+		Expect(ptr.Deref(testjobs.RunPolicy(obj).Suspend, false)).To(BeFalse())
+		finishPods(ctx, ns, "rs", 0)
+		waitFor(ctx, pytorch, ns, "rs", kubeflowv1.JobSucceeded)
+		waitWorkload(ctx, pytorch, ns, "rs", "Finished")
+	})
+
 	It("keeps a job that does not fit suspended without pods until quota frees", func(ctx SpecContext) {
 		ns := kueueQueues(ctx, "quota", flavor, 2)
 		Expect(k8s.Create(ctx, kueueJob(pytorch, ns, "first", 2, nil))).To(Succeed())

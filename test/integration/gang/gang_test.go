@@ -18,6 +18,7 @@ import (
 	schedulingv1beta1 "k8s.io/api/scheduling/v1beta1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/types"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/rand"
 	"k8s.io/client-go/rest"
@@ -436,6 +437,44 @@ func TestNativeGang(t *testing.T) {
 		err := s.k8s.Get(ctx, key, &pg)
 		g.Expect(apierrors.IsNotFound(err) || pg.DeletionTimestamp != nil).To(BeTrue(), "PodGroup %s: %v", name, err)
 	}
+
+	By(t, "a whole-job restart keeps the Workload and PodGroup, and the new attempt joins the gang again")
+	job := testjobs.WithFailurePolicy(testjobs.MakePyTorchJob("gang-r", ns).Master(1).Workers(2).Obj(), testjobs.MakeFailurePolicy(1).Obj())
+	for _, rs := range job.Spec.PyTorchReplicaSpecs {
+		rs.Template.Spec.Containers[0].Resources.Limits = corev1.ResourceList{cluster.GPUResource: resource.MustParse("4")}
+	}
+	g.Expect(s.k8s.Create(ctx, job)).To(Succeed())
+	key := client.ObjectKey{Namespace: ns, Name: "gang-r"}
+	attemptRunning := func(attempt string) []corev1.Pod {
+		var pods []corev1.Pod
+		g.Eventually(func(g Gomega) {
+			pods = s.pods(ctx, g, ns, "gang-r")
+			g.Expect(pods).To(HaveLen(3))
+			for _, p := range pods {
+				g.Expect(p.Labels[kubeflowv1.RestartAttemptLabel]).To(Equal(attempt), p.Name)
+				g.Expect(p.Spec.SchedulingGroup).To(Equal(&corev1.PodSchedulingGroup{PodGroupName: ptr.To("gang-r")}), p.Name)
+				g.Expect(p.Spec.NodeName).NotTo(BeEmpty(), p.Name)
+				g.Expect(p.Status.Phase).To(Equal(corev1.PodRunning), p.Name)
+			}
+		}, timeout, interval).Should(Succeed())
+		return pods
+	}
+	pods := attemptRunning("0")
+	var w0 schedulingv1beta1.Workload
+	var pg0 schedulingv1beta1.PodGroup
+	g.Expect(s.k8s.Get(ctx, key, &w0)).To(Succeed())
+	g.Expect(s.k8s.Get(ctx, key, &pg0)).To(Succeed())
+	g.Expect(s.k8s.Patch(ctx, &pods[len(pods)-1], client.RawPatch(types.MergePatchType,
+		[]byte(`{"metadata":{"annotations":{"`+cluster.ExitCodeAnnotation+`":"3"}}}`)))).To(Succeed())
+	attemptRunning("1")
+	var w1 schedulingv1beta1.Workload
+	var pg1 schedulingv1beta1.PodGroup
+	g.Expect(s.k8s.Get(ctx, key, &w1)).To(Succeed())
+	g.Expect(s.k8s.Get(ctx, key, &pg1)).To(Succeed())
+	g.Expect(w1.UID).To(Equal(w0.UID), "the Workload is kept through the restart")
+	g.Expect(pg1.UID).To(Equal(pg0.UID), "the PodGroup is kept through the restart")
+	g.Expect(pg1.Spec.SchedulingPolicy.Gang).To(Equal(&schedulingv1beta1.GangSchedulingPolicy{MinCount: 3}))
+	g.Expect(s.job(ctx, g, ns, "gang-r").Status.Restarts).To(Equal(int32(1)))
 }
 
 // By logs a step.
