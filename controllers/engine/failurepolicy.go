@@ -326,6 +326,9 @@ func (r *Reconciler) restartDone(p *plan, job client.Object, specs map[kubeflowv
 
 // releasable are the pods whose tracking finalizer may go once the pass's
 // status is written, and the live pods of a tracked job still without it.
+// A pod that is replaced (counted, or of an older attempt) keeps it until
+// its deletion is confirmed (deletionConfirmed), so its name is not free
+// for its successor while the pod may still be deleted by name.
 func (r *Reconciler) releasable(job client.Object, st *kubeflowv1.JobStatus, ch children) (release, track []*corev1.Pod) {
 	rp := r.fw.RunPolicy(job)
 	if IsFinished(st) || (rp.Suspend != nil && *rp.Suspend) || !tracked(rp) {
@@ -346,8 +349,8 @@ func (r *Reconciler) releasable(job client.Object, st *kubeflowv1.JobStatus, ch 
 				tolerated = tolerance.ToleratesFailure(job, rt)
 			}
 		}
-		if (rp.FailurePolicy != nil && attemptOf(pod) != st.Restarts) || pod.Status.Phase == corev1.PodSucceeded ||
-			counted[string(pod.UID)] || tolerated {
+		replaced := (rp.FailurePolicy != nil && attemptOf(pod) != st.Restarts) || counted[string(pod.UID)]
+		if (replaced && deletionConfirmed(pod)) || pod.Status.Phase == corev1.PodSucceeded || tolerated {
 			release = append(release, pod)
 		}
 	}
@@ -357,4 +360,14 @@ func (r *Reconciler) releasable(job client.Object, st *kubeflowv1.JobStatus, ch 
 		}
 	}
 	return release, track
+}
+
+// deletionConfirmed reports a pod deleted with no grace period left: the
+// kubelet's (or KWOK's) final delete, after the containers stopped, or a
+// forced delete. Until then a replaced pod keeps its finalizer: the pod
+// object stays until its kubelet is done in any case, and the local
+// cluster's KWOK, which deletes pods by name, once killed the successor
+// that had taken a pod's name between two of its deletes.
+func deletionConfirmed(pod *corev1.Pod) bool {
+	return pod.DeletionTimestamp != nil && pod.DeletionGracePeriodSeconds != nil && *pod.DeletionGracePeriodSeconds == 0
 }

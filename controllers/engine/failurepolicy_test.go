@@ -199,7 +199,14 @@ func TestReleasable(t *testing.T) {
 	running, succeeded := pod("running", corev1.PodRunning, "1", true), pod("succeeded", corev1.PodSucceeded, "1", true)
 	counted, failed := pod("counted", corev1.PodFailed, "1", true), pod("failed", corev1.PodFailed, "1", true)
 	older, legacy := pod("older", corev1.PodRunning, "0", true), pod("legacy", corev1.PodRunning, "1", false)
-	all := []*corev1.Pod{running, succeeded, counted, failed, older, legacy}
+	// Replaced pods whose deletion the kubelet confirmed (grace period 0).
+	confirmed := func(p *corev1.Pod) *corev1.Pod {
+		now := metav1.Now()
+		p.DeletionTimestamp, p.DeletionGracePeriodSeconds = &now, new(int64)
+		return p
+	}
+	countedGone, olderGone := confirmed(pod("counted-gone", corev1.PodFailed, "1", true)), confirmed(pod("older-gone", corev1.PodRunning, "0", true))
+	all := []*corev1.Pod{running, succeeded, counted, failed, older, legacy, countedGone, olderGone}
 	ch := children{allPods: all}
 	r := &Reconciler{fw: fakeFramework{}}
 	names := func(ps []*corev1.Pod) []string {
@@ -210,9 +217,9 @@ func TestReleasable(t *testing.T) {
 		return out
 	}
 	job := testjobs.MakePyTorchJob("j", "ns").Workers(1).FailurePolicy(testjobs.MakeFailurePolicy(1).Obj()).Obj()
-	st := kubeflowv1.JobStatus{Restarts: 1, CountedPods: []string{"counted"}}
+	st := kubeflowv1.JobStatus{Restarts: 1, CountedPods: []string{"counted", "counted-gone"}}
 	release, track := r.releasable(job, &st, ch)
-	if diff := cmp.Diff([]string{"succeeded", "counted", "older"}, names(release)); diff != "" {
+	if diff := cmp.Diff([]string{"succeeded", "counted-gone", "older-gone"}, names(release)); diff != "" {
 		t.Errorf("release while running (-want +got):\n%s", diff)
 	}
 	if diff := cmp.Diff([]string{"legacy"}, names(track)); diff != "" {
@@ -220,13 +227,13 @@ func TestReleasable(t *testing.T) {
 	}
 	st.Conditions = []kubeflowv1.JobCondition{{Type: kubeflowv1.JobFailed, Status: corev1.ConditionTrue}}
 	release, track = r.releasable(job, &st, ch)
-	if diff := cmp.Diff([]string{"running", "succeeded", "counted", "failed", "older"}, names(release)); diff != "" || track != nil {
+	if diff := cmp.Diff([]string{"running", "succeeded", "counted", "failed", "older", "counted-gone", "older-gone"}, names(release)); diff != "" || track != nil {
 		t.Errorf("release when finished (-want +got):\n%s (track %v)", diff, names(track))
 	}
 	// A job that is not tracked (no backoffLimit, no failurePolicy) keeps none.
 	plain := testjobs.MakePyTorchJob("j", "ns").Workers(1).Obj()
 	release, _ = r.releasable(plain, &kubeflowv1.JobStatus{}, ch)
-	if len(release) != 5 {
+	if len(release) != 7 {
 		t.Errorf("untracked job keeps finalizers: released %v", names(release))
 	}
 }

@@ -6,6 +6,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 	ctrlevent "sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 )
@@ -49,6 +50,8 @@ func metaMatters(before, after metav1.Object) bool {
 func podMatters(before, after *corev1.Pod) bool {
 	b, a := &before.Status, &after.Status
 	return metaMatters(before, after) ||
+		// A tracked pod's confirmed deletion releases its finalizer (tracking.go).
+		!ptr.Equal(before.DeletionGracePeriodSeconds, after.DeletionGracePeriodSeconds) ||
 		b.Phase != a.Phase || b.Reason != a.Reason ||
 		!sameContainers(b.ContainerStatuses, a.ContainerStatuses) ||
 		!sameContainers(b.InitContainerStatuses, a.InitContainerStatuses) ||

@@ -171,7 +171,7 @@ var _ = Describe("failure policy", func() {
 		Expect(st.Restarts).To(Equal(int32(1)))
 		Expect(st.RestartsCountTowardsMax).To(BeZero())
 		Expect(condition(*st, kubeflowv1.JobFailed)).To(BeNil())
-		Expect(condition(*st, kubeflowv1.JobRunning).Status).To(Equal(corev1.ConditionTrue))
+		eventuallyCondition(ctx, job, kubeflowv1.JobRunning)
 	})
 
 	It("with BlockingRecreate never has pods of two attempts at once", func(ctx context.Context) {
