@@ -239,7 +239,9 @@ func TestReleasable(t *testing.T) {
 }
 
 func TestBuildPodTracking(t *testing.T) {
-	spec := func(job *kubeflowv1.PyTorchJob) *kubeflowv1.ReplicaSpec { return job.Spec.PyTorchReplicaSpecs["Worker"] }
+	spec := func(job *kubeflowv1.PyTorchJob) *kubeflowv1.ReplicaSpec {
+		return job.Spec.PyTorchReplicaSpecs["Worker"]
+	}
 	plain := testjobs.MakePyTorchJob("j", "ns").Workers(1).RestartPolicy(kubeflowv1.RestartPolicyOnFailure).Obj()
 	pod, _, err := BuildPod(fakeFramework{}, plain, "Worker", 0, spec(plain))
 	if err != nil || len(pod.Finalizers) != 0 || pod.Labels[kubeflowv1.RestartAttemptLabel] != "" || pod.Spec.RestartPolicy != corev1.RestartPolicyOnFailure {
