@@ -1,12 +1,16 @@
 package engine
 
 import (
+	"context"
+	"slices"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	kubeflowv1 "github.com/seed-d8a409e9/training-operator/apis/kubeflow.org/v1"
 	"github.com/seed-d8a409e9/training-operator/internal/inflight"
@@ -259,5 +263,130 @@ func TestBuildPodTracking(t *testing.T) {
 	if pod.Labels[kubeflowv1.RestartAttemptLabel] != "2" || pod.Annotations[kubeflowv1.RestartAttemptLabel] != "2" ||
 		pod.Spec.RestartPolicy != corev1.RestartPolicyNever || len(pod.Finalizers) != 1 {
 		t.Errorf("failure-policy pod: %+v restartPolicy %s", pod.ObjectMeta, pod.Spec.RestartPolicy)
+	}
+}
+
+// masterDoneFramework succeeds once the Master succeeded, as PyTorch does.
+type masterDoneFramework struct{ fakeFramework }
+
+func (masterDoneFramework) Evaluate(_ client.Object, v ReplicaView) Verdict {
+	if p := v.Pods["Master"][0]; p != nil && p.Status.Phase == corev1.PodSucceeded {
+		return Verdict{Succeeded: true, SucceededMessage: "done"}
+	}
+	return Verdict{Running: true, RunningMessage: "running"}
+}
+
+// A pass that finishes a job creates nothing: chaos saw a new leader mark a
+// job Succeeded and, in the same second, recreate the worker the harness
+// had deleted.
+func TestPassThatFinishesCreatesNothing(t *testing.T) {
+	job := testjobs.MakePyTorchJob("j", "ns").UID("job-uid").Master(1).Workers(2).Obj()
+	h := newHarness(t, masterDoneFramework{}, job, Options{}, interceptor.Funcs{})
+	h.reconcile()
+	h.reconcile() // the pass that sees the created pods
+	var master corev1.Pod
+	if err := h.c.Get(context.Background(), client.ObjectKey{Namespace: "ns", Name: "j-master-0"}, &master); err != nil {
+		t.Fatal(err)
+	}
+	master.Status.Phase = corev1.PodSucceeded
+	if err := h.c.Status().Update(context.Background(), &master); err != nil {
+		t.Fatal(err)
+	}
+	worker := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "j-worker-1"}}
+	if err := h.c.Delete(context.Background(), worker); err != nil {
+		t.Fatal(err)
+	}
+	h.reconcile()
+	if st := h.job().Status; !hasCondition(&st, kubeflowv1.JobSucceeded) {
+		t.Fatalf("conditions %v, want Succeeded", conditionTypes(st))
+	}
+	if n := len(h.pods()); n != 2 {
+		t.Errorf("pods = %d after the finishing pass, want 2: the deleted worker must not be recreated", n)
+	}
+}
+
+// A whole-job restart over the fake API: the status write comes first,
+// then the deletions; with BlockingRecreate nothing of attempt 1 is made
+// while a pod of attempt 0 exists, with Recreate each pod comes back as
+// soon as its predecessor is gone.
+func TestWholeJobRestartPasses(t *testing.T) {
+	for _, strategy := range []kubeflowv1.RestartStrategy{kubeflowv1.RestartStrategyBlockingRecreate, kubeflowv1.RestartStrategyRecreate} {
+		t.Run(string(strategy), func(t *testing.T) { testWholeJobRestart(t, strategy) })
+	}
+}
+
+func testWholeJobRestart(t *testing.T, strategy kubeflowv1.RestartStrategy) {
+	job := testjobs.MakePyTorchJob("j", "ns").UID("job-uid").Master(1).Workers(2).
+		FailurePolicy(testjobs.MakeFailurePolicy(2).Strategy(strategy).Obj()).Obj()
+	var order []string
+	funcs := interceptor.Funcs{
+		SubResourcePatch: func(ctx context.Context, c client.Client, sub string, obj client.Object, patch client.Patch, opts ...client.SubResourcePatchOption) error {
+			order = append(order, "status")
+			return c.SubResource(sub).Patch(ctx, obj, patch, opts...)
+		},
+		Delete: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.DeleteOption) error {
+			order = append(order, "delete "+obj.GetName())
+			return c.Delete(ctx, obj, opts...)
+		},
+	}
+	h := newHarness(t, fakeFramework{}, job, Options{}, funcs)
+	h.reconcile()
+	h.reconcile() // the pass that sees the created pods (the informer's, in a cluster)
+	for _, p := range h.pods() {
+		if p.Labels[kubeflowv1.RestartAttemptLabel] != "0" || !slices.Contains(p.Finalizers, kubeflowv1.PodTrackingFinalizer) {
+			t.Fatalf("pod %s: labels %v finalizers %v", p.Name, p.Labels, p.Finalizers)
+		}
+	}
+	h.failPod("j-worker-1", 3)
+	order = nil
+	h.reconcile()
+	st := h.job().Status
+	if st.Restarts != 1 || st.RestartsCountTowardsMax != 1 || !hasCondition(&st, kubeflowv1.JobRestarting) {
+		t.Fatalf("after the failure: restarts %d/%d, conditions %v", st.Restarts, st.RestartsCountTowardsMax, conditionTypes(st))
+	}
+	if len(order) == 0 || order[0] != "status" {
+		t.Fatalf("requests %v: the restart's status write must come before any deletion", order)
+	}
+	// The fake API keeps the deleted pods (their finalizer) until the
+	// kubelet confirms a deletion (grace period 0); confirm worker-1's only.
+	confirm := func(name string) {
+		var p corev1.Pod
+		if err := h.c.Get(context.Background(), client.ObjectKey{Namespace: "ns", Name: name}, &p); err != nil {
+			t.Fatal(err)
+		}
+		if p.DeletionTimestamp == nil {
+			t.Fatalf("pod %s of attempt 0 not deleted", name)
+		}
+		p.DeletionGracePeriodSeconds = new(int64)
+		if err := h.c.Update(context.Background(), &p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	attempts := func() map[string]string {
+		out := map[string]string{}
+		for _, p := range h.pods() {
+			out[p.Name] = p.Labels[kubeflowv1.RestartAttemptLabel]
+		}
+		return out
+	}
+	confirm("j-worker-1")
+	h.reconcile() // releases worker-1, which goes
+	h.reconcile()
+	want := map[string]string{"j-master-0": "0", "j-worker-0": "0"}
+	if strategy == kubeflowv1.RestartStrategyRecreate {
+		want["j-worker-1"] = "1"
+	}
+	if diff := cmp.Diff(want, attempts()); diff != "" {
+		t.Fatalf("one pod of attempt 0 gone (-want +got):\n%s", diff)
+	}
+	confirm("j-master-0")
+	confirm("j-worker-0")
+	h.reconcile()
+	h.reconcile()
+	if diff := cmp.Diff(map[string]string{"j-master-0": "1", "j-worker-0": "1", "j-worker-1": "1"}, attempts()); diff != "" {
+		t.Fatalf("attempt 0 gone (-want +got):\n%s", diff)
+	}
+	if st := h.job().Status; st.RestartCount != 0 {
+		t.Errorf("restartCount = %d: a whole-job restart is no per-pod retry", st.RestartCount)
 	}
 }
