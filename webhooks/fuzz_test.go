@@ -22,6 +22,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"k8s.io/apimachinery/pkg/api/equality"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
@@ -54,6 +55,8 @@ func FuzzPyTorchJob(f *testing.F) {
 			TTLSecondsAfterFinished(60).CleanPodPolicy(kubeflowv1.CleanPodPolicyAll).Suspend(true).
 			ManagedBy(kubeflowv1.MultiKueueController).Obj(),
 		tj.MakePyTorchJob("pt-bad", "ns").Master(2).Workers(0).Obj(),
+		tj.MakePyTorchJob("pt-fp", "ns").Master(1).Workers(2).FailurePolicy(fuzzFailurePolicy("pytorch")).Obj(),
+		tj.MakePyTorchJob("pt-fp-bad", "ns").Workers(2).Elastic(1, 2).FailurePolicy(badFailurePolicy()).Obj(),
 	)
 }
 
@@ -62,6 +65,7 @@ func FuzzTFJob(f *testing.F) {
 		tj.MakeTFJob("tf", "ns").Chief(1).PS(1).Workers(2).Evaluator(1).Obj(),
 		tj.MakeTFJob("tf-dyn", "ns").Workers(3).EnableDynamicWorker(true).SuccessPolicy(kubeflowv1.SuccessPolicyAllWorkers).Obj(),
 		tj.MakeTFJob("tf-bad", "ns").Chief(2).Master(1).Obj(),
+		tj.WithFailurePolicy(tj.MakeTFJob("tf-fp", "ns").Chief(1).Workers(2).Obj(), fuzzFailurePolicy("tensorflow")),
 	)
 }
 
@@ -70,6 +74,7 @@ func FuzzMPIJob(f *testing.F) {
 		tj.MakeMPIJob("mpi", "ns").Launcher().Workers(2).SlotsPerWorker(4).GPUs(kubeflowv1.MPIJobReplicaTypeWorker, 1).Obj(),
 		tj.MakeMPIJob("mpi-clean", "ns").Launcher().Workers(1).CleanPodPolicy(kubeflowv1.CleanPodPolicyRunning).Suspend(true).Obj(),
 		tj.MakeMPIJob("mpi-bad", "ns").Workers(1).Obj(),
+		tj.WithFailurePolicy(tj.MakeMPIJob("mpi-fp", "ns").Launcher().Workers(2).Obj(), fuzzFailurePolicy("mpi")),
 	)
 }
 
@@ -78,6 +83,7 @@ func FuzzXGBoostJob(f *testing.F) {
 		tj.MakeXGBoostJob("xgb", "ns").Master(1).Workers(3).Obj(),
 		tj.MakeXGBoostJob("xgb-port", "ns").Master(1).Workers(1).Port(kubeflowv1.XGBoostJobReplicaTypeMaster, 9999).Obj(),
 		tj.MakeXGBoostJob("xgb-bad", "ns").Workers(2).Obj(),
+		tj.WithFailurePolicy(tj.MakeXGBoostJob("xgb-fp", "ns").Master(1).Workers(1).Obj(), badFailurePolicy()),
 	)
 }
 
@@ -86,6 +92,7 @@ func FuzzPaddleJob(f *testing.F) {
 		tj.MakePaddleJob("pd", "ns").Master(1).Workers(2).Obj(),
 		tj.MakePaddleJob("pd-elastic", "ns").Workers(2).Elastic(1, 3, tj.CPUMetric(50)).Obj(),
 		tj.MakePaddleJob("pd-bad", "ns").Master(3).Obj(),
+		tj.WithFailurePolicy(tj.MakePaddleJob("pd-fp", "ns").Master(1).Workers(2).Obj(), fuzzFailurePolicy("paddle")),
 	)
 }
 
@@ -93,7 +100,25 @@ func FuzzJAXJob(f *testing.F) {
 	fuzzKind(f, "JAXJob", kubeflowv1.SetDefaults_JAXJob, webhooks.ValidateJAXJob,
 		tj.MakeJAXJob("jax", "ns").Workers(2).Port(6666).Obj(),
 		tj.MakeJAXJob("jax-bad", "ns").Workers(0).Obj(),
+		tj.WithFailurePolicy(tj.MakeJAXJob("jax-fp", "ns").Workers(2).Obj(), fuzzFailurePolicy("jax")),
 	)
+}
+
+// fuzzFailurePolicy is a valid policy with every kind of rule; container is
+// the kind's default container.
+func fuzzFailurePolicy(container string) *kubeflowv1.FailurePolicy {
+	return tj.MakeFailurePolicy(2).Strategy(kubeflowv1.RestartStrategyRecreate).
+		Rule("infra", kubeflowv1.RestartJobAndIgnoreMaxRestartsAction).OnPodCondition(corev1.DisruptionTarget).
+		Rule("user", kubeflowv1.FailJobAction).OnExitCodes(container, kubeflowv1.FailurePolicyOnExitCodesOpIn, 1, 2).
+		Rule("oom", kubeflowv1.UseReplicaRestartPolicyAction).OnExitCodes("", kubeflowv1.FailurePolicyOnExitCodesOpIn, 137).
+		Rule("rest", kubeflowv1.RestartJobAction).Obj()
+}
+
+// badFailurePolicy has one of each rejection that names a field.
+func badFailurePolicy() *kubeflowv1.FailurePolicy {
+	return tj.MakeFailurePolicy(-1).Strategy("Sometimes").
+		Rule("dup", "Retry", "Nobody").OnExitCodes("nosuch", "Gt", 0, 256, 3, 3).
+		Rule("dup", kubeflowv1.FailJobAction).Obj()
 }
 
 // fuzzKind seeds the corpus with the seed document's manifest of the kind
