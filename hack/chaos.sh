@@ -2,8 +2,10 @@
 # Fault injection on the local control plane (make chaos): the operator is
 # SIGKILLed, fails over between two leader-elected replicas, and rides out a
 # kube-apiserver restart and an etcd freeze while a burst of jobs of all six
-# kinds runs; then invariants are checked (outcomes, exact restartCount, no
-# duplicate or doubled pods, sticky terminal conditions). Arguments go to
+# kinds runs, some with a failurePolicy; then invariants are checked
+# (outcomes, exact restartCount, whole-job restarts against the pods'
+# restart attempts, no duplicate or doubled pods, sticky terminal
+# conditions). Arguments go to
 # e2e/chaos, e.g.
 #   hack/chaos.sh                          # full: 300 jobs per scenario
 #   hack/chaos.sh --quick                  # 60 jobs, a few faults (make test)

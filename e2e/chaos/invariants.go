@@ -19,9 +19,12 @@ package main
 import (
 	"fmt"
 	"sort"
+	"strconv"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+
+	kubeflowv1 "github.com/seed-d8a409e9/training-operator/apis/kubeflow.org/v1"
 )
 
 // Invariant names, as reported.
@@ -31,6 +34,10 @@ const (
 	ruleTwoLive      = "two-live-pods"     // never two live pods in one job/replica-type/index
 	ruleSticky       = "terminal-sticky"   // Succeeded/Failed never lost or swapped
 	ruleIncarnations = "incarnations"      // pods created per name as designed (no duplicates)
+	ruleRestarts     = "restarts"          // status.restarts and restartsCountTowardsMax as designed
+	ruleAttempts     = "attempts"          // pods' restart-attempt labels match status.restarts, one pod per replica and attempt
+	ruleOverlap      = "attempt-overlap"   // no pod of a new attempt while one of an older attempt still exists
+	ruleCounterBack  = "counter-decreased" // restartCount, restarts, restartsCountTowardsMax never go down
 	ruleAfterFinish  = "pod-after-finish"  // a finished job creates no pods
 	ruleUnknownPod   = "unexpected-pod"    // pods outside the job's replica slots
 	ruleOperatorExit = "operator-exit"     // the operator exited without being killed
@@ -86,6 +93,7 @@ func check(in checkInput) ([]violation, checkStats) {
 	}
 	checkTwoLive(in.History.Pods, add)
 	checkSticky(in.History.Jobs, add)
+	checkCounters(in.History.Jobs, add)
 
 	span := jobSpans(in.History.Jobs)
 	harness := map[string]bool{}
@@ -121,31 +129,36 @@ func check(in checkInput) ([]violation, checkStats) {
 		if finishedAt.IsZero() {
 			finishedAt = final.TerminalAt
 		}
-		ext := externalDeletions(pods, harness, finishedAt)
-		extTotal := 0
-		for _, n := range ext {
-			extTotal += n
+		dels := externalDeletions(pods, harness, finishedAt)
+		if e.MaxRestarts != nil {
+			dels = policyDeletions(pods, harness, finishedAt)
 		}
-		stats.InfraDeletions += extTotal
-
-		lo, hi := e.RestartCount, e.RestartCount+int32(extTotal)
-		if e.Design == designBackoff {
-			// The limit caps the count; a counted infra deletion uses up a retry.
-			lo, hi = max(0, e.RestartCount-int32(extTotal)), e.RestartCount
-		}
-		if !e.RestartExact {
-			lo = 0
-		}
-		if rc := final.RestartCount; rc < lo || rc > hi {
-			add(key, ruleRestartCount, "restartCount %d, want %s (%s policy %s exit %d, infra deletions %d)",
-				rc, bounds(lo, hi), e.Design, e.Policy, e.Code, extTotal)
-		}
-
 		gap := overlapsGap(span[key], in.History.Gaps)
 		if gap {
 			stats.GapJobs++
+			// A relist replays what it missed out of order: when a deletion
+			// came relative to the outcome is unknown.
+			dels.racing = dels.total()
 		}
-		checkIncarnations(key, e, pods, ext, in.Disrupted[key], gap, add)
+		stats.InfraDeletions += dels.infraN
+
+		lo, hi := restartCountBounds(e, dels)
+		if rc := final.RestartCount; rc < lo || rc > hi {
+			add(key, ruleRestartCount, "restartCount %d, want %s (%s)", rc, bounds(lo, hi), describe(e, dels))
+		}
+		lo, hi, counted := restartsBounds(e, dels)
+		if r := final.Restarts; r < lo || r > hi {
+			add(key, ruleRestarts, "restarts %d, want %s (%s)", r, bounds(lo, hi), describe(e, dels))
+		}
+		want := int32(0)
+		if counted {
+			want = final.Restarts
+		}
+		if final.RestartsCounted != want {
+			add(key, ruleRestarts, "restartsCountTowardsMax %d of restarts %d, want %d (%s)", final.RestartsCounted, final.Restarts, want, describe(e, dels))
+		}
+		checkAttempts(key, e, final, pods, gap, add)
+		checkIncarnations(key, e, final, pods, dels, in.Disrupted[key], gap, add)
 		if !final.TerminalAt.IsZero() {
 			for _, p := range firstSeen(pods) {
 				// Both times have one-second resolution.
@@ -220,11 +233,42 @@ func checkSticky(jobs []jobObs, add func(job, rule, format string, args ...any))
 	}
 }
 
-// externalDeletions counts, per pod name, live pods deleted before the job
-// finished by someone other than the harness. The operator deletes only
-// failed pods while a job runs, and cleans up only after it finished.
-func externalDeletions(pods []podObs, harness map[string]bool, terminalAt time.Time) map[string]int {
-	out := map[string]int{}
+// deletions are a job's running pods deleted before it finished by others
+// than the operator: the harness (its disruption) or anyone else (infra:
+// KWOK deletes by name and can hit a replacement). Each is a legitimate
+// retry, or under a failure policy a whole-job restart.
+type deletions struct {
+	infra   map[string]int // by pod name
+	infraN  int
+	harness int
+	// racing are those recorded after the pod finish that decided the job's
+	// outcome: the pass that finished the job may have read its cache
+	// before them, and a finished job counts nothing more. Those recorded
+	// before it are in every cache that shows the decisive finish (one
+	// watch on pods, in etcd order), so a tracked job has counted them.
+	racing int
+}
+
+func (d deletions) total() int { return d.infraN + d.harness }
+
+func (d *deletions) add(p podObs, byHarness bool, decidedAt time.Time) {
+	if byHarness {
+		d.harness++
+	} else {
+		d.infra[p.Name]++
+		d.infraN++
+	}
+	if !decidedAt.IsZero() && p.At.After(decidedAt) {
+		d.racing++
+	}
+}
+
+// externalDeletions finds the live pods deleted before the job finished by
+// anyone but the operator, which deletes only failed pods while a job runs
+// and cleans up only after it finished.
+func externalDeletions(pods []podObs, harness map[string]bool, terminalAt time.Time) deletions {
+	d := deletions{infra: map[string]int{}}
+	decidedAt := lastFinish(pods, terminalAt)
 	lastPhase := map[string]corev1.PodPhase{}
 	counted := map[string]bool{}
 	for _, p := range pods {
@@ -236,19 +280,254 @@ func externalDeletions(pods []podObs, harness map[string]bool, terminalAt time.T
 			continue
 		}
 		counted[p.UID] = true
-		ph := lastPhase[p.UID]
-		if ph == corev1.PodFailed || ph == corev1.PodSucceeded || harness[p.UID] {
-			continue
-		}
-		if terminalAt.IsZero() || p.At.Before(terminalAt) {
-			out[p.Name]++
+		if !finished(lastPhase[p.UID]) && beforeFinish(p, harness[p.UID], terminalAt) {
+			d.add(p, harness[p.UID], decidedAt)
 		}
 	}
-	return out
+	return d
+}
+
+// watchSkew is how far the recorder's pod watch may trail its job watch.
+const watchSkew = time.Second
+
+// beforeFinish reports whether a deletion seen at p.At may have come before
+// the job finished (first seen terminal at terminalAt). The harness's
+// deletion seen up to watchSkew later still may: the finishing pass may
+// have counted it. Others' are not given that slack, as they cannot be
+// told from the operator's cleanup deletions that follow the finish.
+func beforeFinish(p podObs, byHarness bool, terminalAt time.Time) bool {
+	switch {
+	case terminalAt.IsZero():
+		return true
+	case byHarness:
+		return p.At.Before(terminalAt.Add(watchSkew))
+	}
+	return p.At.Before(terminalAt)
+}
+
+// policyDeletions finds the deletions that ended an attempt of a
+// failure-policy job. On a whole-job restart the operator deletes every pod
+// of the attempt, running ones too, so a deletion is someone else's only if
+// it is the attempt's first failure (in etcd order): the policy judges it,
+// and any failure after it in the same attempt is not judged.
+func policyDeletions(pods []podObs, harness map[string]bool, terminalAt time.Time) deletions {
+	d := deletions{infra: map[string]int{}}
+	decidedAt := lastFinish(pods, terminalAt)
+	ended := map[string]bool{} // attempts whose first failure was seen
+	lastPhase := map[string]corev1.PodPhase{}
+	for _, p := range pods {
+		if ended[p.Attempt] {
+			continue
+		}
+		if !p.Deleting && !p.Gone {
+			if terminalAt.IsZero() || p.At.Before(terminalAt) {
+				lastPhase[p.UID] = p.Phase
+				ended[p.Attempt] = p.Phase == corev1.PodFailed
+			}
+			continue
+		}
+		if finished(lastPhase[p.UID]) || !beforeFinish(p, harness[p.UID], terminalAt) {
+			continue
+		}
+		ended[p.Attempt] = true
+		d.add(p, harness[p.UID], decidedAt)
+	}
+	return d
+}
+
+func finished(ph corev1.PodPhase) bool { return ph == corev1.PodSucceeded || ph == corev1.PodFailed }
+
+// lastFinish is when the last pod to finish before the job did was seen
+// finishing: the pod event that decided the job's outcome (zero while the
+// job has not finished).
+func lastFinish(pods []podObs, terminalAt time.Time) time.Time {
+	var at time.Time
+	if terminalAt.IsZero() {
+		return at
+	}
+	phase := map[string]corev1.PodPhase{}
+	for _, p := range pods {
+		if p.Deleting || p.Gone || !p.At.Before(terminalAt) {
+			continue
+		}
+		if finished(p.Phase) && phase[p.UID] != p.Phase {
+			at = p.At
+		}
+		phase[p.UID] = p.Phase
+	}
+	return at
+}
+
+// restartCountBounds is the range status.restartCount must end in.
+func restartCountBounds(e expectation, d deletions) (lo, hi int32) {
+	rc, n, racing := e.RestartCount, int32(d.total()), int32(d.racing)
+	switch {
+	case e.MaxRestarts != nil:
+		// Under a failure policy every failure, deletions included, goes to
+		// the policy: a whole-job restart is no per-pod retry.
+		return rc, rc
+	case e.Design == designBackoff:
+		// The limit caps the count; a deletion uses up a retry, and one
+		// counted in the same pass as a failure stops the job one short.
+		return max(0, rc-n), rc
+	case e.Tracked:
+		// The finalizer keeps a deleted pod until a pass has counted it and
+		// the count is written, whatever happens to the operator meanwhile:
+		// each deletion counts exactly once, unless it came after the job's
+		// outcome was decided.
+		return rc + n - racing, rc + n
+	default:
+		// Untracked: no finalizer holds a deleted pod and KWOK removes it
+		// within milliseconds, so the operator counts it only if a pass saw
+		// it terminating or the process saw its delete event; one deleted
+		// while the operator is down, failing over or without a watch is
+		// recreated uncounted. 0 or 1 each.
+		return rc, rc + n
+	}
+}
+
+// restartsBounds is the range status.restarts must end in, and whether
+// its restarts count toward maxRestarts (else none does).
+func restartsBounds(e expectation, d deletions) (lo, hi int32, counted bool) {
+	n, racing := int32(d.total()), int32(d.racing)
+	switch e.Design {
+	case designFPRestart:
+		// Every attempt ends in a counted restart, whichever failure ends
+		// it, until the budget is spent: exactly maxRestarts.
+		return e.Restarts, e.Restarts, true
+	case designFPFailJob:
+		// A deletion before the designed failure restarts the job (within
+		// the budget); one judged together with the failure may lose to it,
+		// as the earliest by the pods' one-second timestamps decides.
+		return 0, min(n, *e.MaxRestarts), true
+	case designFPDisrupt:
+		// Every deletion restarts the job uncounted, unless it came after
+		// the success was decided.
+		return n - racing, n, false
+	}
+	return 0, 0, false // no failure policy, no whole-job restart
+}
+
+// describe is the design and the deletions found, for violations.
+func describe(e expectation, d deletions) string {
+	s := fmt.Sprintf("%s policy %s exit %d", e.Design, e.Policy, e.Code)
+	switch {
+	case e.MaxRestarts != nil:
+		s += fmt.Sprintf(" maxRestarts %d %s", *e.MaxRestarts, e.Strategy)
+	case e.Tracked:
+		s += " tracked"
+	}
+	return s + fmt.Sprintf(", deletions: harness %d, infra %d, after the outcome %d", d.harness, d.infraN, d.racing)
+}
+
+// checkAttempts compares a job's pods' restart-attempt labels with its
+// status: under a failure policy, status.restarts is the newest attempt
+// any pod was made for and every attempt before it had pods (a restart is
+// recorded, then carried out; no job finishes between the two), a replica
+// has at most one pod per attempt, and the pods of a new attempt appear
+// only once their predecessors are gone (all of the job's with
+// BlockingRecreate, the same replica's with Recreate). Without a policy no
+// pod carries the label.
+func checkAttempts(key string, e expectation, final jobObs, pods []podObs, gap bool,
+	add func(job, rule, format string, args ...any)) {
+	if e.MaxRestarts == nil {
+		for _, p := range firstSeen(pods) {
+			if p.Attempt != "" {
+				add(key, ruleAttempts, "pod %s (uid %s) has restart attempt %q, the job has no failure policy", p.Name, p.UID, p.Attempt)
+				return
+			}
+		}
+		return
+	}
+	seen := map[int]bool{}
+	perName := map[string]map[int]string{} // name -> attempt -> first UID
+	newest := -1
+	for _, p := range firstSeen(pods) {
+		a, err := strconv.Atoi(p.Attempt)
+		if err != nil || a < 0 {
+			add(key, ruleAttempts, "pod %s (uid %s) has restart attempt %q", p.Name, p.UID, p.Attempt)
+			continue
+		}
+		seen[a] = true
+		newest = max(newest, a)
+		if perName[p.Name] == nil {
+			perName[p.Name] = map[int]string{}
+		}
+		if uid, dup := perName[p.Name][a]; dup {
+			add(key, ruleAttempts, "pod %s had two pods in attempt %d (uids %s, %s)", p.Name, a, uid, p.UID)
+			continue
+		}
+		perName[p.Name][a] = p.UID
+	}
+	if newest > int(final.Restarts) {
+		add(key, ruleAttempts, "a pod of attempt %d, restarts %d", newest, final.Restarts)
+	}
+	if gap {
+		return // pods made and gone during a watch gap are not seen, nor is the order kept
+	}
+	var missing []int
+	for a := 0; a <= int(final.Restarts); a++ {
+		if !seen[a] {
+			missing = append(missing, a)
+		}
+	}
+	if len(missing) > 0 {
+		add(key, ruleAttempts, "restarts %d, no pod of attempt(s) %v", final.Restarts, missing)
+	}
+	checkOverlap(key, e, pods, add)
+}
+
+// checkOverlap replays a failure-policy job's pods in etcd order and flags
+// a pod of a newer attempt first seen while an older attempt's pod (of the
+// job with BlockingRecreate, of its replica with Recreate) still exists,
+// terminating or not.
+func checkOverlap(key string, e expectation, pods []podObs, add func(job, rule, format string, args ...any)) {
+	blocking := e.Strategy != string(kubeflowv1.RestartStrategyRecreate)
+	present := map[string]podObs{} // by UID
+	seen := map[string]bool{}
+	for _, p := range pods {
+		if p.Gone {
+			delete(present, p.UID)
+			continue
+		}
+		if seen[p.UID] {
+			continue
+		}
+		seen[p.UID] = true
+		a, _ := strconv.Atoi(p.Attempt)
+		for _, o := range present {
+			b, _ := strconv.Atoi(o.Attempt)
+			if b < a && (blocking || o.Name == p.Name) {
+				add(key, ruleOverlap, "pod %s of attempt %d (uid %s) created while %s of attempt %d (uid %s) exists (%s)",
+					p.Name, a, p.UID, o.Name, b, o.UID, e.Strategy)
+				return
+			}
+		}
+		present[p.UID] = p
+	}
+}
+
+// checkCounters flags a job whose restartCount, restarts or
+// restartsCountTowardsMax went down: a status written from a stale view
+// undoes counted failures.
+func checkCounters(jobs []jobObs, add func(job, rule, format string, args ...any)) {
+	last := map[string]jobObs{}
+	flagged := map[string]bool{}
+	for _, j := range jobs {
+		if j.Gone || flagged[j.Job] {
+			continue
+		}
+		if p, ok := last[j.Job]; ok && (j.RestartCount < p.RestartCount || j.Restarts < p.Restarts || j.RestartsCounted < p.RestartsCounted) {
+			add(j.Job, ruleCounterBack, "restartCount/restarts/restartsCountTowardsMax %d/%d/%d at %s, were %d/%d/%d",
+				j.RestartCount, j.Restarts, j.RestartsCounted, j.At.Format(time.TimeOnly+".000"), p.RestartCount, p.Restarts, p.RestartsCounted)
+			flagged[j.Job] = true
+		}
+		last[j.Job] = j
+	}
 }
 
 // checkIncarnations compares distinct pod UIDs per name with the design.
-func checkIncarnations(key string, e expectation, pods []podObs, ext map[string]int, d disruption, gap bool,
+func checkIncarnations(key string, e expectation, final jobObs, pods []podObs, dels deletions, d disruption, gap bool,
 	add func(job, rule, format string, args ...any)) {
 	uids := map[string]map[string]bool{}
 	for _, p := range pods {
@@ -283,7 +562,13 @@ func checkIncarnations(key string, e expectation, pods []podObs, ext map[string]
 		if n, ok := e.Incarnations[name]; ok {
 			lo = n
 		}
-		hi := lo + ext[name]
+		hi := lo + dels.infra[name]
+		if e.MaxRestarts != nil {
+			// Every pod goes and comes back on a whole-job restart, one per
+			// attempt at most (checkAttempts); a stray deletion can end an
+			// attempt before this pod failed, or was made.
+			lo, hi = max(1, lo-dels.infraN), int(final.Restarts)+1
+		}
 		if name == e.DisruptPod && (d.UID == "" || d.Late) {
 			lo = 1 // the harness did not delete it in time: a replacement is optional
 		}
@@ -291,8 +576,8 @@ func checkIncarnations(key string, e expectation, pods []podObs, ext map[string]
 			lo = 0 // pods created and deleted during a watch gap are not seen
 		}
 		if got < lo || got > hi {
-			add(key, ruleIncarnations, "pod %s had %d incarnations, want %s (%s policy %s exit %d, infra deletions %d)",
-				name, got, bounds(int32(lo), int32(hi)), e.Design, e.Policy, e.Code, ext[name])
+			add(key, ruleIncarnations, "pod %s had %d incarnations, want %s (%s)",
+				name, got, bounds(int32(lo), int32(hi)), describe(e, dels))
 		}
 	}
 }

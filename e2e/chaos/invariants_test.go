@@ -17,11 +17,15 @@ limitations under the License.
 package main
 
 import (
+	"sort"
 	"strings"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/utils/ptr"
+
+	kubeflowv1 "github.com/seed-d8a409e9/training-operator/apis/kubeflow.org/v1"
 )
 
 var t0 = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
@@ -38,7 +42,7 @@ func gone(p podObs) podObs     { p.Gone = true; return p }
 // backoffJob: the worker exits 137 under ExitCode, backoffLimit 2.
 func backoffInput(rc int32, pods []podObs) checkInput {
 	return checkInput{
-		Expect: map[string]expectation{"ns/j": {Design: designBackoff, Outcome: "Failed", RestartCount: 2, RestartExact: true,
+		Expect: map[string]expectation{"ns/j": {Design: designBackoff, Outcome: "Failed", RestartCount: 2, Tracked: true,
 			Replicas: 1, Incarnations: map[string]int{"j-worker-0": 3}}},
 		Final: map[string]jobObs{"ns/j": {Job: "ns/j", Failed: true, RestartCount: rc, TerminalAt: at(30)}},
 		History: history{Pods: pods, Jobs: []jobObs{
@@ -91,6 +95,23 @@ func TestCheck(t *testing.T) {
 	}
 }
 
+func TestCheckCounters(t *testing.T) {
+	three := append(append(incarnation(1, "a"), incarnation(10, "b")...), incarnation(20, "c")...)
+	ok := backoffInput(2, three)
+	ok.History.Jobs = append(ok.History.Jobs[:1:1], jobObs{At: at(5), Job: "ns/j", RestartCount: 1},
+		jobObs{At: at(15), Job: "ns/j", RestartCount: 2}, ok.History.Jobs[1])
+	if vs, _ := check(ok); len(vs) != 0 {
+		t.Errorf("violations %+v, want none", vs)
+	}
+	// A status written from a view older than the last count.
+	back := backoffInput(2, three)
+	back.History.Jobs = append(back.History.Jobs[:1:1], jobObs{At: at(15), Job: "ns/j", RestartCount: 2},
+		jobObs{At: at(16), Job: "ns/j", RestartCount: 1}, back.History.Jobs[1])
+	if vs, _ := check(back); rules(vs) != ruleCounterBack {
+		t.Errorf("violations %q, want %q: %+v", rules(vs), ruleCounterBack, vs)
+	}
+}
+
 func TestCheckSticky(t *testing.T) {
 	in := backoffInput(2, append(append(incarnation(1, "a"), incarnation(10, "b")...), incarnation(20, "c")...))
 	in.History.Jobs = append(in.History.Jobs, jobObs{At: at(31), Job: "ns/j", RestartCount: 2})
@@ -109,5 +130,186 @@ func TestCheckInfraDeletion(t *testing.T) {
 	vs, stats := check(backoffInput(2, pods))
 	if len(vs) != 0 || stats.InfraDeletions != 1 {
 		t.Errorf("violations %+v, infra deletions %d; want none and 1", vs, stats.InfraDeletions)
+	}
+}
+
+// podOf is one observation of a pod of replica rt, index 0, of restart
+// attempt (the label's value; "" for none).
+func podOf(s float64, uid, rt, attempt string, phase corev1.PodPhase) podObs {
+	return podObs{At: at(s), UID: uid, Name: "j-" + rt + "-0", Job: "ns/j", RType: rt, Index: 0, Phase: phase,
+		Attempt: attempt, Created: at(s).Truncate(time.Second)}
+}
+
+// life is a pod made at start that runs from start+1; end (if any) is its
+// last phase at end, then it is deleted at del and gone 0.1 s later.
+func life(start float64, uid, rt, attempt string, end corev1.PodPhase, endAt, del float64) []podObs {
+	out := []podObs{podOf(start, uid, rt, attempt, corev1.PodPending), podOf(start+1, uid, rt, attempt, corev1.PodRunning)}
+	last := corev1.PodRunning
+	if end != "" {
+		out = append(out, podOf(endAt, uid, rt, attempt, end))
+		last = end
+	}
+	return append(out, deleting(podOf(del, uid, rt, attempt, last)), gone(podOf(del+0.1, uid, rt, attempt, last)))
+}
+
+// byTime orders observations as one watch stream delivers them.
+func byTime(pods ...[]podObs) []podObs {
+	var out []podObs
+	for _, p := range pods {
+		out = append(out, p...)
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].At.Before(out[j].At) })
+	return out
+}
+
+// disruptInput: the harness deletes the running worker at del (uid w1), its
+// replacement w2 runs; the master succeeds at 29.5 and the job is seen
+// Succeeded at 30.2; cleanup deletes the rest at 31.
+func disruptInput(tracked bool, rc int32, del float64) checkInput {
+	pods := byTime(life(1, "m", "master", "", corev1.PodSucceeded, 29.5, 31),
+		life(1, "w1", "worker", "", "", 0, del), life(del+0.5, "w2", "worker", "", "", 0, 31))
+	return checkInput{
+		Expect: map[string]expectation{"ns/j": {Design: designDisrupt, Outcome: "Succeeded", Tracked: tracked, Replicas: 2,
+			Incarnations: map[string]int{"j-worker-0": 2}, DisruptPod: "j-worker-0", DecisivePod: "j-master-0"}},
+		Final: map[string]jobObs{"ns/j": {Job: "ns/j", Succeeded: true, RestartCount: rc, TerminalAt: at(30)}},
+		History: history{Pods: pods, Jobs: []jobObs{
+			{At: at(0), Job: "ns/j"},
+			{At: at(30.2), Job: "ns/j", Succeeded: true, RestartCount: rc, TerminalAt: at(30)},
+		}},
+		Disrupted: map[string]disruption{"ns/j": {UID: "w1", At: at(del), Late: del > 15}},
+	}
+}
+
+func withoutPod(in checkInput, uid string) checkInput {
+	var pods []podObs
+	for _, p := range in.History.Pods {
+		if p.UID != uid {
+			pods = append(pods, p)
+		}
+	}
+	in.History.Pods = pods
+	return in
+}
+
+// A tracked job counts the harness's deletion exactly once; an untracked
+// one may miss it; a deletion after the outcome was decided may go uncounted.
+func TestCheckRestartCountTracked(t *testing.T) {
+	cases := map[string]struct {
+		in   checkInput
+		want string
+	}{
+		"tracked, counted":          {in: disruptInput(true, 1, 5)},
+		"tracked, lost":             {in: disruptInput(true, 0, 5), want: ruleRestartCount},
+		"tracked, counted twice":    {in: disruptInput(true, 2, 5), want: ruleRestartCount},
+		"untracked, lost":           {in: disruptInput(false, 0, 5)},
+		"tracked, after the master": {in: disruptInput(true, 0, 29.8)},
+		// The finishing pass counted a deletion whose event the recorder's
+		// pod watch delivered after the job's status.
+		"tracked, seen after the finish": {in: withoutPod(disruptInput(true, 1, 30.4), "w2")},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			vs, _ := check(tc.in)
+			if got := rules(vs); got != tc.want {
+				t.Errorf("violations %q, want %q: %+v", got, tc.want, vs)
+			}
+		})
+	}
+}
+
+// fpInput: a PyTorchJob-like job with a master and a worker under a failure
+// policy with maxRestarts 1 (fp-restart): the worker fails in attempt 0 at
+// 4, the job restarts (seen at 4.5) and every pod of attempt 0 goes at
+// 4.6; attempt 1 starts at 5, its worker fails at 8, the job is Failed.
+// Cleanup at 9.
+func fpInput(restarts, counted int32, strategy kubeflowv1.RestartStrategy, pods []podObs) checkInput {
+	return checkInput{
+		Expect: map[string]expectation{"ns/j": {Design: designFPRestart, Outcome: "Failed", Tracked: true, Replicas: 2,
+			MaxRestarts: ptr.To(int32(1)), Strategy: string(strategy), Restarts: 1, Incarnations: map[string]int{"j-worker-0": 2}}},
+		Final: map[string]jobObs{"ns/j": {Job: "ns/j", Failed: true, Restarts: restarts, RestartsCounted: counted, TerminalAt: at(8)}},
+		History: history{Pods: pods, Jobs: []jobObs{
+			{At: at(0), Job: "ns/j"},
+			{At: at(4.5), Job: "ns/j", Restarts: 1, RestartsCounted: counted},
+			{At: at(8.5), Job: "ns/j", Failed: true, Restarts: restarts, RestartsCounted: counted, TerminalAt: at(8)},
+		}},
+	}
+}
+
+// fpPods are the pods of fpInput; the attempt-0 master is deleted at 4.6
+// but gone only at masterGone (a finalizer holds it).
+func fpPods(attempt1 string, masterGone float64) []podObs {
+	m0 := life(1, "m0", "master", "0", "", 0, 4.6)
+	m0[len(m0)-1].At = at(masterGone)
+	return byTime(m0, life(1, "w0", "worker", "0", corev1.PodFailed, 4, 4.6),
+		life(5, "m1", "master", attempt1, "", 0, 9), life(5, "w1", "worker", attempt1, corev1.PodFailed, 8, 9))
+}
+
+func TestCheckFailurePolicy(t *testing.T) {
+	blocking, recreate := kubeflowv1.RestartStrategyBlockingRecreate, kubeflowv1.RestartStrategyRecreate
+	cases := map[string]struct {
+		in   checkInput
+		want string
+	}{
+		"as designed": {in: fpInput(1, 1, blocking, fpPods("1", 4.6))},
+		// The restart was written, its budget not.
+		"restart not counted": {in: fpInput(1, 0, blocking, fpPods("1", 4.6)), want: ruleRestarts},
+		// Pods made for an attempt the status never recorded.
+		"attempt ahead of status": {in: fpInput(1, 1, blocking, fpPods("2", 4.6)), want: ruleAttempts + "," + ruleAttempts},
+		// The old master is still terminating when attempt 1 starts: only
+		// Recreate allows that, and only for other replicas' pods.
+		"old pod still there": {in: fpInput(1, 1, blocking, fpPods("1", 5.5)), want: ruleOverlap},
+		"old pod still there, Recreate": {in: fpInput(1, 1, recreate, byTime(
+			life(1, "m0", "master", "0", "", 0, 5.5), life(1, "w0", "worker", "0", corev1.PodFailed, 4, 4.6),
+			life(5.6, "m1", "master", "1", "", 0, 9), life(5, "w1", "worker", "1", corev1.PodFailed, 8, 9)))},
+		"same replica overlaps, Recreate": {in: fpInput(1, 1, recreate, fpPods("1", 5.5)), want: ruleOverlap},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			vs, stats := check(tc.in)
+			if got := rules(vs); got != tc.want {
+				t.Errorf("violations %q, want %q: %+v", got, tc.want, vs)
+			}
+			if stats.InfraDeletions != 0 {
+				t.Errorf("infra deletions %d, want 0: the operator's restart deletions are its own", stats.InfraDeletions)
+			}
+		})
+	}
+}
+
+// A stray deletion before a FailJob failure restarts the job (counted);
+// without one, a restart is a violation.
+func TestCheckFailJob(t *testing.T) {
+	in := func(restarts int32, pods []podObs) checkInput {
+		return checkInput{
+			Expect: map[string]expectation{"ns/j": {Design: designFPFailJob, Outcome: "Failed", Tracked: true, Replicas: 1,
+				MaxRestarts: ptr.To(int32(1)), Strategy: string(kubeflowv1.RestartStrategyBlockingRecreate)}},
+			Final: map[string]jobObs{"ns/j": {Job: "ns/j", Failed: true, Restarts: restarts, RestartsCounted: restarts, TerminalAt: at(8)}},
+			History: history{Pods: pods, Jobs: []jobObs{
+				{At: at(0), Job: "ns/j"},
+				{At: at(8.5), Job: "ns/j", Failed: true, Restarts: restarts, RestartsCounted: restarts, TerminalAt: at(8)},
+			}},
+		}
+	}
+	stray := byTime(life(1, "w0", "worker", "0", "", 0, 3), life(5, "w1", "worker", "1", corev1.PodFailed, 7.5, 9))
+	vs, stats := check(in(1, stray))
+	if len(vs) != 0 || stats.InfraDeletions != 1 {
+		t.Errorf("violations %+v, infra deletions %d; want none and 1", vs, stats.InfraDeletions)
+	}
+	vs, _ = check(in(1, byTime(life(1, "w0", "worker", "0", corev1.PodFailed, 3, 3.5), life(5, "w1", "worker", "1", corev1.PodFailed, 7.5, 9))))
+	if got := rules(vs); got != ruleRestarts {
+		t.Errorf("violations %q, want %q: %+v", got, ruleRestarts, vs)
+	}
+}
+
+// Pods of a job without a failure policy carry no attempt.
+func TestCheckAttemptWithoutPolicy(t *testing.T) {
+	in := disruptInput(true, 1, 5)
+	for i := range in.History.Pods {
+		if in.History.Pods[i].UID == "m" {
+			in.History.Pods[i].Attempt = "0"
+		}
+	}
+	if vs, _ := check(in); rules(vs) != ruleAttempts {
+		t.Errorf("violations %q, want %q: %+v", rules(vs), ruleAttempts, vs)
 	}
 }

@@ -34,12 +34,29 @@ import (
 // incarnation of a replica behaves the same: outcomes and retry counts are
 // fixed by the design, whatever faults hit the operator.
 const (
-	designOK       = "ok"      // decisive replica exits 0: Succeeded, no retry
-	designFail     = "fail"    // one replica exits with a code its policy does not retry: Failed, no retry
-	designBackoff  = "backoff" // one replica exits with a retried code until backoffLimit: Failed, restartCount = limit
-	designDisrupt  = "disrupt" // the harness deletes one running pod once: recreated, then Succeeded
-	disruptRuntime = 25 * time.Second
+	designOK      = "ok"      // decisive replica exits 0: Succeeded, no retry
+	designFail    = "fail"    // one replica exits with a code its policy does not retry: Failed, no retry
+	designBackoff = "backoff" // one replica exits with a retried code until backoffLimit: Failed, restartCount = limit
+	designDisrupt = "disrupt" // the harness deletes one running pod once: recreated, then Succeeded
+	// Failure-policy designs: restartCount stays 0 (a whole-job restart is
+	// not a per-pod retry); status.restarts counts the attempts.
+	designFPRestart = "fp-restart" // one replica exits non-zero in every attempt: Failed once maxRestarts are spent, restarts = maxRestarts
+	designFPFailJob = "fp-failjob" // one replica exits with a code a FailJob rule names: Failed at once, restarts 0
+	designFPDisrupt = "fp-disrupt" // the harness deletes one running pod once, a rule ignores it for the budget: restarts 1, Succeeded
+	disruptRuntime  = 25 * time.Second
 )
+
+// deletionRoom is the backoffLimit of the ok, fail and disrupt jobs that
+// are tracked: none of their pods fails retryably, so only deletions (the
+// harness's one and KWOK's stray ones) use it, and they must not fail the
+// job. KWOK has deleted a dozen replacements of one pod in a row by name
+// (after an etcd pause, during a failover), and a quick run saw a limit of
+// 5 spent that way.
+const deletionRoom = 100
+
+// neverExits is an exit code no design's pod exits with: rules naming it
+// must not match, so the failure falls through to the next rule.
+const neverExits = 42
 
 // expectation is what a job must end with.
 type expectation struct {
@@ -49,9 +66,21 @@ type expectation struct {
 	Code   int    `json:"exitCode"`
 	// Outcome is the terminal condition type: Succeeded or Failed.
 	Outcome string `json:"outcome"`
-	// RestartCount must equal this when RestartExact, else be at most it.
+	// RestartCount is the per-pod retries the design's own failures make
+	// (status.restartCount); deletions of running pods add to it as the
+	// checker finds them (restartCountBounds).
 	RestartCount int32 `json:"restartCount"`
-	RestartExact bool  `json:"restartExact"`
+	// Tracked jobs (backoffLimit or failurePolicy) keep every failed or
+	// deleted pod with a finalizer until it is counted, so every deletion
+	// counts exactly once; an untracked job's deletions count at most once.
+	Tracked bool `json:"tracked,omitempty"`
+	// MaxRestarts is the failure policy's budget (nil: no failure policy).
+	MaxRestarts *int32 `json:"maxRestarts,omitempty"`
+	// Strategy is the failure policy's restartStrategy.
+	Strategy string `json:"strategy,omitempty"`
+	// Restarts is the whole-job restarts (status.restarts) the design's
+	// own failures make.
+	Restarts int32 `json:"restarts,omitempty"`
 	// Replicas is how many pod names (slots) the job has.
 	Replicas int `json:"replicas"`
 	// Incarnations is how many pods each name must have had; names not
@@ -72,21 +101,27 @@ type plannedJob struct {
 
 func (p plannedJob) key() string { return p.obj.GetNamespace() + "/" + p.obj.GetName() }
 
-// planBurst draws n jobs over all six kinds and four designs from rng.
+// planBurst draws n jobs over all six kinds and seven designs from rng.
 func planBurst(rng *rand.Rand, ns string, n int) []plannedJob {
 	out := make([]plannedJob, 0, n)
 	for i := range n {
 		k := kinds[i%len(kinds)] // every kind equally
 		var d string
 		switch r := rng.IntN(100); {
-		case r < 35:
+		case r < 25:
 			d = designOK
-		case r < 55:
+		case r < 40:
 			d = designFail
-		case r < 80:
+		case r < 58:
 			d = designBackoff
-		default:
+		case r < 73:
 			d = designDisrupt
+		case r < 83:
+			d = designFPRestart
+		case r < 90:
+			d = designFPFailJob
+		default:
+			d = designFPDisrupt
 		}
 		out = append(out, planJob(rng, k, d, ns, fmt.Sprintf("%s-%s-%03d", k.abbr, d, i)))
 	}
@@ -124,6 +159,12 @@ var failCases = []struct {
 	{kubeflowv1.RestartPolicyExitCode, 127},
 }
 
+// fpCodes are the exit codes of the failure-policy designs' failing replica;
+// the replica's restartPolicy does not matter under a failure policy.
+var fpCodes = []int32{1, 3, 137}
+
+var strategies = []kubeflowv1.RestartStrategy{kubeflowv1.RestartStrategyBlockingRecreate, kubeflowv1.RestartStrategyRecreate}
+
 // planJob builds one job of design d. Replicas that must not decide the
 // outcome carry no exit annotation and run until cleanPodPolicy All removes
 // them; the failing replica is alone in its type so that each retry round
@@ -136,6 +177,9 @@ func planJob(rng *rand.Rand, k kindDef, d, ns, name string) plannedJob {
 		policy = allPolicies[rng.IntN(len(allPolicies))]
 		delay  = time.Duration(1000+rng.IntN(4000)) * time.Millisecond
 		others = int32(1 + rng.IntN(2))
+		// Half the ok, fail and disrupt jobs are tracked, so that exact
+		// counting of deletions is checked against the same designs untracked.
+		track = rng.IntN(2) == 0
 	)
 	// failing is the replica type that exits with a non-zero code.
 	failing := k.other
@@ -148,7 +192,6 @@ func planJob(rng *rand.Rand, k kindDef, d, ns, name string) plannedJob {
 		annotate(obj, k.decisive, cluster.ExitCodeAnnotation, "0")
 		annotate(obj, k.decisive, cluster.ExitDelayAnnotation, delay.String())
 		e.Outcome = string(kubeflowv1.JobSucceeded)
-		e.RestartExact = true
 	case designFail, designBackoff:
 		obj = k.build(name, ns, 1)
 		code, limit := 0, int32(-1)
@@ -163,14 +206,13 @@ func planJob(rng *rand.Rand, k kindDef, d, ns, name string) plannedJob {
 		annotate(obj, failing, cluster.ExitDelayAnnotation, delay.String())
 		e.Code = code
 		e.Outcome = string(kubeflowv1.JobFailed)
-		e.RestartExact = true
 		if limit >= 0 {
 			testjobs.RunPolicy(obj).BackoffLimit = ptr.To(limit)
 			e.RestartCount = limit
 			// The original and one replacement per allowed retry.
 			e.Incarnations = map[string]int{k.podName(name, failing, 0): int(limit) + 1}
 		}
-	case designDisrupt:
+	case designDisrupt, designFPDisrupt:
 		if k.other == "" {
 			others = 2 // JAX: delete worker-1 of two; all must succeed
 		}
@@ -182,9 +224,8 @@ func planJob(rng *rand.Rand, k kindDef, d, ns, name string) plannedJob {
 			}
 		}
 		e.Outcome = string(kubeflowv1.JobSucceeded)
-		// The deletion is counted only if the operator sees the pod while
-		// it terminates (KWOK removes it at once): 0 or 1, never more.
-		e.RestartCount = 1
+		// The harness's deletion is no failure of the design: the checker
+		// adds it to the counts (restartCountBounds, restartsBounds).
 		e.DecisivePod = k.podName(name, k.decisive, 0)
 		if k.other == "" {
 			e.DisruptPod = k.podName(name, k.decisive, 1)
@@ -192,12 +233,57 @@ func planJob(rng *rand.Rand, k kindDef, d, ns, name string) plannedJob {
 			e.DisruptPod = k.podName(name, k.other, 0)
 		}
 		e.Incarnations = map[string]int{e.DisruptPod: 2}
+		if d == designFPDisrupt {
+			// Every deletion, the harness's or a stray one, restarts the
+			// whole job (every pod again) without using the budget of 0.
+			testjobs.WithFailurePolicy(obj, testjobs.MakeFailurePolicy(0).
+				Rule("infrastructure", kubeflowv1.RestartJobAndIgnoreMaxRestartsAction).
+				Strategy(strategies[rng.IntN(len(strategies))]).Obj())
+		}
+	case designFPRestart, designFPFailJob:
+		obj = k.build(name, ns, 1)
+		code := fpCodes[rng.IntN(len(fpCodes))]
+		annotate(obj, failing, cluster.ExitCodeAnnotation, strconv.Itoa(int(code)))
+		annotate(obj, failing, cluster.ExitDelayAnnotation, delay.String())
+		e.Code = int(code)
+		e.Outcome = string(kubeflowv1.JobFailed)
+		var fp *testjobs.FailurePolicyWrapper
+		if d == designFPRestart {
+			// The failing replica fails in every attempt: each failure
+			// restarts the job until maxRestarts are spent, the next fails it.
+			m := int32(1 + rng.IntN(2))
+			fp = testjobs.MakeFailurePolicy(m)
+			if rng.IntN(2) == 0 {
+				// Rules that do not match fall through; the second is the default made explicit.
+				fp.Rule("user-error", kubeflowv1.FailJobAction).OnExitCodes("", kubeflowv1.FailurePolicyOnExitCodesOpIn, neverExits).
+					Rule("retry", kubeflowv1.RestartJobAction).OnExitCodes("", kubeflowv1.FailurePolicyOnExitCodesOpNotIn, neverExits)
+			}
+			e.Restarts = m
+			// One failing pod per attempt.
+			e.Incarnations = map[string]int{k.podName(name, failing, 0): int(m) + 1}
+		} else {
+			// The first failure fails the job. The budget of 1 lets a stray
+			// deletion before it (no exit code: no match, RestartJob) restart
+			// the job instead of failing it with another reason.
+			fp = testjobs.MakeFailurePolicy(1).Rule("user-error", kubeflowv1.FailJobAction, failing).
+				OnExitCodes("", kubeflowv1.FailurePolicyOnExitCodesOpIn, code)
+		}
+		testjobs.WithFailurePolicy(obj, fp.Strategy(strategies[rng.IntN(len(strategies))]).Obj())
+	}
+	rp := testjobs.RunPolicy(obj)
+	if track && (d == designOK || d == designFail || d == designDisrupt) {
+		rp.BackoffLimit = ptr.To(int32(deletionRoom))
+	}
+	e.Tracked = rp.BackoffLimit != nil || rp.FailurePolicy != nil
+	if fp := rp.FailurePolicy; fp != nil {
+		e.MaxRestarts = ptr.To(fp.MaxRestarts)
+		e.Strategy = string(fp.RestartStrategy)
 	}
 	for _, s := range testjobs.ReplicaSpecs(obj) {
 		s.RestartPolicy = policy
 		e.Replicas += int(ptr.Deref(s.Replicas, 1))
 	}
 	e.Policy = string(policy)
-	testjobs.RunPolicy(obj).CleanPodPolicy = ptr.To(kubeflowv1.CleanPodPolicyAll)
+	rp.CleanPodPolicy = ptr.To(kubeflowv1.CleanPodPolicyAll)
 	return plannedJob{obj: obj, kind: k, expect: e}
 }

@@ -18,9 +18,11 @@ limitations under the License.
 // while a burst of jobs of all six kinds runs on the local control plane
 // (package e2e/cluster), then checks that nothing was lost or duplicated:
 // every job ends as designed, restartCount is exact where the design fixes
-// it, no replica ever had two live pods, no finished job came back, no pod
-// was created more often than its retries allow. See hack/chaos.sh (make
-// chaos).
+// it (and for tracked jobs, with backoffLimit or failurePolicy, counts every
+// deletion exactly once), a failure policy's restarts match its budget and
+// the restart-attempt labels of its pods, no replica ever had two live pods,
+// no finished job came back, no pod was created more often than its retries
+// allow. See hack/chaos.sh (make chaos).
 //
 //	go run ./e2e/chaos [--quick] [--seed N] [--scenarios kill,failover,apiserver] [--jobs N]
 //

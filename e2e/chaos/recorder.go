@@ -63,6 +63,9 @@ type podObs struct {
 	Index   int             `json:"index"`
 	Phase   corev1.PodPhase `json:"phase"`
 	Created time.Time       `json:"created"`
+	// Attempt is the pod's restart-attempt label ("" without one): the
+	// whole-job restart of a failure-policy job it was made for.
+	Attempt string `json:"attempt,omitempty"`
 	// Deleting: deletionTimestamp is set; Gone: the pod no longer exists.
 	Deleting bool `json:"deleting,omitempty"`
 	Gone     bool `json:"gone,omitempty"`
@@ -85,7 +88,11 @@ type jobObs struct {
 	Failed       bool      `json:"failed,omitempty"`
 	TerminalAt   time.Time `json:"terminalAt,omitzero"` // lastTransitionTime of the terminal condition
 	RestartCount int32     `json:"restartCount"`
-	Gone         bool      `json:"gone,omitempty"`
+	// Restarts and RestartsCounted are status.restarts and
+	// status.restartsCountTowardsMax (whole-job restarts of a failure policy).
+	Restarts        int32 `json:"restarts,omitempty"`
+	RestartsCounted int32 `json:"restartsCounted,omitempty"`
+	Gone            bool  `json:"gone,omitempty"`
 }
 
 func (j jobObs) terminal() bool { return j.Succeeded || j.Failed }
@@ -165,6 +172,7 @@ func toPodObs(o any, now time.Time) (podObs, bool) {
 		Job:   p.Namespace + "/" + p.Labels[kubeflowv1.JobNameLabel],
 		RType: p.Labels[kubeflowv1.ReplicaTypeLabel], Index: idx,
 		Phase: p.Status.Phase, Created: p.CreationTimestamp.Time,
+		Attempt:  p.Labels[kubeflowv1.RestartAttemptLabel],
 		Deleting: p.DeletionTimestamp != nil,
 	}, true
 }
@@ -241,7 +249,8 @@ func toJobObs(kind string, o any, now time.Time) (jobObs, string, bool) {
 	if err != nil {
 		return jobObs{}, "", false
 	}
-	j := jobObs{At: now, Job: u.GetNamespace() + "/" + u.GetName(), Kind: kind, RestartCount: st.RestartCount}
+	j := jobObs{At: now, Job: u.GetNamespace() + "/" + u.GetName(), Kind: kind, RestartCount: st.RestartCount,
+		Restarts: st.Restarts, RestartsCounted: st.RestartsCountTowardsMax}
 	for _, c := range st.Conditions {
 		if c.Status != corev1.ConditionTrue {
 			continue

@@ -54,7 +54,11 @@ type Result struct {
 	Succeeded int            `json:"succeeded"`
 	Failed    int            `json:"failed"`
 	// Restarts is the sum of restartCount over all jobs.
-	Restarts  int `json:"restarts"`
+	Restarts int `json:"restarts"`
+	// WholeJobRestarts is the sum of status.restarts (failure policies).
+	WholeJobRestarts int `json:"wholeJobRestarts"`
+	// Tracked is how many jobs had backoffLimit or failurePolicy set.
+	Tracked   int `json:"trackedJobs"`
 	Pods      int `json:"pods"`
 	Disrupted int `json:"disruptedPods"`
 
@@ -124,8 +128,8 @@ func (r *Report) Markdown() string {
 	b.WriteString("\n")
 	for _, res := range r.Results {
 		fmt.Fprintf(&b, "## %s\n\n", res.Scenario)
-		fmt.Fprintf(&b, "Jobs by kind: %s. By design: %s. Pods deleted by the harness: %d; by others (infra): %d. Watch gaps: %d (jobs across one: %d).\n\n",
-			counts(res.Kinds), counts(res.Designs), res.Disrupted, res.InfraDeletions, res.WatchGaps, res.GapJobs)
+		fmt.Fprintf(&b, "Jobs by kind: %s. By design: %s; tracked (backoffLimit or failurePolicy): %d. Whole-job restarts: %d. Pods deleted by the harness: %d; by others (infra): %d. Watch gaps: %d (jobs across one: %d).\n\n",
+			counts(res.Kinds), counts(res.Designs), res.Tracked, res.WholeJobRestarts, res.Disrupted, res.InfraDeletions, res.WatchGaps, res.GapJobs)
 		if res.Error != "" {
 			fmt.Fprintf(&b, "**Error:** %s\n\n", res.Error)
 		}

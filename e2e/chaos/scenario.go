@@ -245,6 +245,9 @@ func (r *run) summarize(res *Result, in checkInput, vs []violation, stats checkS
 	for _, j := range r.jobs {
 		res.Kinds[j.kind.kind]++
 		res.Designs[j.expect.Design]++
+		if j.expect.Tracked {
+			res.Tracked++
+		}
 	}
 	for _, f := range in.Final {
 		switch {
@@ -254,6 +257,7 @@ func (r *run) summarize(res *Result, in checkInput, vs []violation, stats checkS
 			res.Failed++
 		}
 		res.Restarts += int(f.RestartCount)
+		res.WholeJobRestarts += int(f.Restarts)
 	}
 	res.Pods = len(firstSeen(in.History.Pods))
 	res.Disrupted = len(in.Disrupted)
