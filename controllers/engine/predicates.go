@@ -51,7 +51,7 @@ func podMatters(before, after *corev1.Pod) bool {
 	b, a := &before.Status, &after.Status
 	return metaMatters(before, after) ||
 		// A tracked pod's confirmed deletion releases its finalizer (tracking.go).
-		!ptr.Equal(before.DeletionGracePeriodSeconds, after.DeletionGracePeriodSeconds) ||
+		(hasTrackingFinalizer(after) && !ptr.Equal(before.DeletionGracePeriodSeconds, after.DeletionGracePeriodSeconds)) ||
 		b.Phase != a.Phase || b.Reason != a.Reason ||
 		!sameContainers(b.ContainerStatuses, a.ContainerStatuses) ||
 		!sameContainers(b.InitContainerStatuses, a.InitContainerStatuses) ||

@@ -9,6 +9,7 @@ import (
 	ctrlevent "sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
+	kubeflowv1 "github.com/seed-d8a409e9/training-operator/apis/kubeflow.org/v1"
 	"github.com/seed-d8a409e9/training-operator/internal/testjobs"
 )
 
@@ -38,6 +39,8 @@ func TestPodMatters(t *testing.T) {
 		{"unschedulable", base().Obj(), base().Condition(corev1.PodScheduled, corev1.ConditionFalse, "Unschedulable", "0/2 nodes", t0).Obj(), true},
 		{"disruption target", running().Obj(), running().DisruptionTarget("PreemptionByScheduler").Obj(), true},
 		{"pod reason", running().Obj(), running().Reason("Evicted").Obj(), true},
+		{"deletion confirmed, tracked", tracked(running().Terminating().Obj(), 30), tracked(running().Terminating().Obj(), 0), true},
+		{"deletion confirmed, untracked", grace(running().Terminating().Obj(), 30), grace(running().Terminating().Obj(), 0), false},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -142,4 +145,16 @@ func BenchmarkPodUpdateSixControllers(b *testing.B) {
 			}
 		})
 	}
+}
+
+// grace sets the pod's deletion grace period.
+func grace(p *corev1.Pod, seconds int64) *corev1.Pod {
+	p.DeletionGracePeriodSeconds = &seconds
+	return p
+}
+
+// tracked is grace with the failure-accounting finalizer.
+func tracked(p *corev1.Pod, seconds int64) *corev1.Pod {
+	p.Finalizers = []string{kubeflowv1.PodTrackingFinalizer}
+	return grace(p, seconds)
 }
