@@ -39,7 +39,7 @@ func TestPodMatters(t *testing.T) {
 		{"unschedulable", base().Obj(), base().Condition(corev1.PodScheduled, corev1.ConditionFalse, "Unschedulable", "0/2 nodes", t0).Obj(), true},
 		{"disruption target", running().Obj(), running().DisruptionTarget("PreemptionByScheduler").Obj(), true},
 		{"pod reason", running().Obj(), running().Reason("Evicted").Obj(), true},
-		{"deletion confirmed, tracked", tracked(running().Terminating().Obj(), 30), tracked(running().Terminating().Obj(), 0), true},
+		{"deletion confirmed, tracked", trackedGrace(running().Terminating().Obj(), 30), trackedGrace(running().Terminating().Obj(), 0), true},
 		{"deletion confirmed, untracked", grace(running().Terminating().Obj(), 30), grace(running().Terminating().Obj(), 0), false},
 	}
 	for _, tc := range cases {
@@ -153,8 +153,8 @@ func grace(p *corev1.Pod, seconds int64) *corev1.Pod {
 	return p
 }
 
-// tracked is grace with the failure-accounting finalizer.
-func tracked(p *corev1.Pod, seconds int64) *corev1.Pod {
+// trackedGrace is grace with the failure-accounting finalizer.
+func trackedGrace(p *corev1.Pod, seconds int64) *corev1.Pod {
 	p.Finalizers = []string{kubeflowv1.PodTrackingFinalizer}
 	return grace(p, seconds)
 }
