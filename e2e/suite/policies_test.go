@@ -206,3 +206,43 @@ var _ = Describe("Run policies", func() {
 		}).Should(Succeed())
 	})
 })
+
+var _ = Describe("Failure policy", func() {
+	It("restarts the whole job when a worker exits 3, then succeeds with restarts 1", func(ctx SpecContext) {
+		ns := newNamespace(ctx, "failure-policy")
+		job := testjobs.MakePyTorchJob("fp", ns).Master(1).Workers(2).
+			FailurePolicy(testjobs.MakeFailurePolicy(1).Rule("user-error", kubeflowv1.FailJobAction).
+				OnExitCodes("", kubeflowv1.FailurePolicyOnExitCodesOpIn, 1).Obj()).Obj()
+		Expect(k8s.Create(ctx, job)).To(Succeed())
+		waitFor(ctx, pytorch, ns, "fp", kubeflowv1.JobRunning)
+		pods := jobPods(ctx, ns, "fp")
+		Expect(pods).To(HaveLen(3))
+		var w corev1.Pod
+		for _, p := range pods {
+			if p.Name == "fp-worker-1" {
+				w = p
+			}
+		}
+		patch := client.MergeFrom(w.DeepCopy())
+		if w.Annotations == nil {
+			w.Annotations = map[string]string{}
+		}
+		for k, v := range exitAfter(3, "0s") {
+			w.Annotations[k] = v
+		}
+		Expect(k8s.Patch(ctx, &w, patch)).To(Succeed())
+		Eventually(ctx, func(g Gomega) {
+			ps := jobPods(ctx, ns, "fp")
+			g.Expect(ps).To(HaveLen(3))
+			for _, p := range ps {
+				g.Expect(p.Labels).To(HaveKeyWithValue(kubeflowv1.RestartAttemptLabel, "1"), p.Name)
+				g.Expect(p.Status.Phase).To(Equal(corev1.PodRunning), p.Name)
+			}
+		}).Should(Succeed())
+		finishPods(ctx, ns, "fp", 0)
+		st := waitFor(ctx, pytorch, ns, "fp", kubeflowv1.JobSucceeded)
+		Expect(st.Restarts).To(Equal(int32(1)))
+		Expect(st.RestartsCountTowardsMax).To(Equal(int32(1)))
+		Expect(jobEvents(ctx, ns, "fp", "PyTorchJobRestarting")).To(HaveLen(1))
+	})
+})

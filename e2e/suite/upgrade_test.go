@@ -61,6 +61,8 @@ var _ = Describe("Upgrade from v1 in place", Serial, func() {
 			testjobs.MakeXGBoostJob("xgb", ns).Master(1).Workers(1).Obj(),
 			testjobs.MakePaddleJob("pd", ns).Workers(2).Obj(),
 			testjobs.MakeJAXJob("jax", ns).Workers(2).Obj(),
+			// backoffLimit: its failures are tracked, so v1's pods get the finalizer.
+			testjobs.MakePyTorchJob("pt-backoff", ns).Master(1).Workers(1).BackoffLimit(3).Obj(),
 		}
 		suspended := []client.Object{
 			testjobs.MakePyTorchJob("pt-suspended", ns).Master(1).Workers(1).Suspend(true).Obj(),
@@ -154,6 +156,14 @@ var _ = Describe("Upgrade from v1 in place", Serial, func() {
 			g.Expect(cur.Labels).To(HaveKeyWithValue(kubeflowv1.OperatorNameLabel, kubeflowv1.PyTorchJobControllerName))
 		}).Should(Succeed())
 
+		By("v1's running pods of a job with backoffLimit are tracked from the first pass, not replaced")
+		Eventually(ctx, func(g Gomega) {
+			for _, p := range jobPods(ctx, ns, "pt-backoff") {
+				g.Expect(p.Finalizers).To(ContainElement(kubeflowv1.PodTrackingFinalizer), "pod %s", p.Name)
+				g.Expect(original["pt-backoff"]).To(HaveKeyWithValue(p.Name, string(p.UID)), "pod %s was replaced", p.Name)
+			}
+		}).Should(Succeed())
+
 		By("every running job finishes with its own pods")
 		for _, job := range running {
 			if job.GetName() != "mpi" {
@@ -167,6 +177,11 @@ var _ = Describe("Upgrade from v1 in place", Serial, func() {
 			}
 			Expect(jobEvents(ctx, ns, job.GetName(), "SuccessfulCreatePod")).To(BeEmpty(), "%s created pods", job.GetName())
 		}
+		Eventually(ctx, func(g Gomega) {
+			for _, p := range jobPods(ctx, ns, "pt-backoff") {
+				g.Expect(p.Finalizers).NotTo(ContainElement(kubeflowv1.PodTrackingFinalizer), "finished job's pod %s keeps the finalizer", p.Name)
+			}
+		}).Should(Succeed())
 
 		By("the adopted HPA is removed once its job finished")
 		Eventually(ctx, func() bool {

@@ -143,6 +143,54 @@ func TestSchemaRules(t *testing.T) {
 			t.Fatalf("error = %v", err)
 		}
 	})
+	t.Run("failurePolicy is immutable", func(t *testing.T) {
+		fp := map[string]any{"maxRestarts": int64(1), "rules": []any{map[string]any{"name": "r", "action": "RestartJob"}}}
+		u := job("fp")
+		_ = unstructured.SetNestedField(u.Object, fp, "spec", "runPolicy", "failurePolicy")
+		created, err := strictCreate(ns, u)
+		if err != nil {
+			t.Fatal(err)
+		}
+		update := func(mutate func(*unstructured.Unstructured)) error {
+			c := created.DeepCopy()
+			mutate(c)
+			_, err := dyn.Resource(gvr("PyTorchJob")).Namespace(ns).Update(context.Background(), c, metav1.UpdateOptions{})
+			return err
+		}
+		changed := update(func(c *unstructured.Unstructured) {
+			_ = unstructured.SetNestedField(c.Object, int64(2), "spec", "runPolicy", "failurePolicy", "maxRestarts")
+		})
+		removed := update(func(c *unstructured.Unstructured) {
+			unstructured.RemoveNestedField(c.Object, "spec", "runPolicy", "failurePolicy")
+		})
+		for what, err := range map[string]error{"changed": changed, "removed": removed} {
+			if err == nil || !strings.Contains(err.Error(), "spec.runPolicy.failurePolicy is immutable") {
+				t.Errorf("%s: error = %v", what, err)
+			}
+		}
+		plain := job("fp-added")
+		_ = unstructured.SetNestedField(plain.Object, int64(1), "spec", "runPolicy", "backoffLimit")
+		if created, err = strictCreate(ns, plain); err != nil {
+			t.Fatal(err)
+		}
+		if err := update(func(c *unstructured.Unstructured) {
+			_ = unstructured.SetNestedField(c.Object, fp, "spec", "runPolicy", "failurePolicy")
+		}); err == nil || !strings.Contains(err.Error(), "spec.runPolicy.failurePolicy is immutable") {
+			t.Errorf("added: error = %v", err)
+		}
+	})
+	t.Run("failurePolicy enums and bounds", func(t *testing.T) {
+		u := job("fp-bad")
+		_ = unstructured.SetNestedField(u.Object, map[string]any{"maxRestarts": int64(-1), "restartStrategy": "Sometimes",
+			"rules": []any{map[string]any{"name": "r", "action": "Retry"}}}, "spec", "runPolicy", "failurePolicy")
+		_, err := strictCreate(ns, u)
+		for _, want := range []string{"spec.runPolicy.failurePolicy.maxRestarts", "spec.runPolicy.failurePolicy.restartStrategy",
+			"spec.runPolicy.failurePolicy.rules[0].action"} {
+			if err == nil || !strings.Contains(err.Error(), want) {
+				t.Errorf("error = %v, want it to name %s", err, want)
+			}
+		}
+	})
 	t.Run("replicaSpecs are required", func(t *testing.T) {
 		u := job("norep")
 		unstructured.RemoveNestedField(u.Object, "spec", "pytorchReplicaSpecs")
