@@ -9,6 +9,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
@@ -388,5 +389,32 @@ func testWholeJobRestart(t *testing.T, strategy kubeflowv1.RestartStrategy) {
 	}
 	if st := h.job().Status; st.RestartCount != 0 {
 		t.Errorf("restartCount = %d: a whole-job restart is no per-pod retry", st.RestartCount)
+	}
+}
+
+// A pod created and deleted before the cache ever showed it (its events
+// lost while a watch was broken) brings its job back by no event: chaos had
+// a JAXJob wait ten minutes with a worker missing. A pass that finds such a
+// record older than moments asks to look again once it expires.
+func TestUnseenCreateLooksAgain(t *testing.T) {
+	job := testjobs.MakePyTorchJob("j", "ns").UID("job-uid").Master(1).Workers(2).Obj()
+	h := newHarness(t, fakeFramework{}, job, Options{}, interceptor.Funcs{})
+	h.reconcile()
+	worker := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "j-worker-1"}}
+	if err := h.c.Delete(context.Background(), worker); err != nil {
+		t.Fatal(err)
+	}
+	h.clock.Step(30 * time.Second)
+	res, err := h.r.Reconcile(context.Background(), ctrl.Request{NamespacedName: h.key})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := inflight.DefaultTTL - 30*time.Second + time.Second; res.RequeueAfter != want {
+		t.Errorf("requeueAfter = %v, want %v (when the in-flight record expires)", res.RequeueAfter, want)
+	}
+	h.clock.Step(res.RequeueAfter)
+	h.reconcile()
+	if n := len(h.pods()); n != 3 {
+		t.Errorf("pods = %d once the record expired, want 3", n)
 	}
 }
