@@ -10,6 +10,7 @@
 #   hack/bench.sh --operator /path/to/other-manager --operator-args '--config={config}'
 #   hack/bench.sh --compare bin/manager /path/to/other-manager
 #   hack/bench.sh --scenarios burst,restart
+#   hack/bench.sh --scenarios restart-policy   # whole-job restart of a 1+127 job (restart is the operator's)
 #   hack/bench.sh --full --scenarios raw-client-500,burst-500 --repeat 3   # median of 3 pairs
 #   hack/bench.sh --scenarios burst --cpu-profile   # run-*/burst-50.cpu.pb.gz (go tool pprof -top)
 #   hack/bench.sh --scenarios burst --proxy         # + requests by verb and resource

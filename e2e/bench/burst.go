@@ -21,13 +21,36 @@ import (
 	"fmt"
 	"time"
 
+	"k8s.io/utils/ptr"
+
 	kubeflowv1 "github.com/seed-d8a409e9/training-operator/apis/kubeflow.org/v1"
 )
 
 // burst creates n PyTorchJobs of 1 master + 3 workers at once and measures
 // until all pods exist, all jobs are Running and all have Succeeded.
-func burst(n int) scenario {
-	return scenario{name: fmt.Sprintf("burst-%d", n), run: func(ctx context.Context, e *env, res *Result) error {
+func burst(n int) scenario { return burstOf(fmt.Sprintf("burst-%d", n), n, nil) }
+
+// trackedBurstPrefix names the tracked bursts; a prefix the plain bursts'
+// targets (burst-<n>) do not parse.
+const trackedBurstPrefix = "burst-tracked-"
+
+// trackedBurstBackoffLimit is the tracked jobs' runPolicy.backoffLimit.
+const trackedBurstBackoffLimit = 3
+
+// trackedBurst (burst-tracked-<n>) is burst with runPolicy.backoffLimit
+// set: a tracked job, whose pods carry the pod-tracking finalizer that the
+// operator removes with one PATCH per pod once the pod has succeeded. Next
+// to burst-<n> in the report, it shows what failure accounting costs a job.
+func trackedBurst(n int) scenario {
+	return burstOf(fmt.Sprintf("%s%d", trackedBurstPrefix, n), n, func(job *kubeflowv1.PyTorchJob) {
+		job.Spec.RunPolicy.BackoffLimit = ptr.To[int32](trackedBurstBackoffLimit)
+	})
+}
+
+// burstOf is the burst scenario name of n jobs, each changed by mutate
+// (if not nil) before it is created.
+func burstOf(name string, n int, mutate func(*kubeflowv1.PyTorchJob)) scenario {
+	return scenario{name: name, run: func(ctx context.Context, e *env, res *Result) error {
 		ns := res.Scenario
 		if err := e.createNamespace(ctx, ns); err != nil {
 			return err
@@ -35,6 +58,9 @@ func burst(n int) scenario {
 		jobs := make([]*kubeflowv1.PyTorchJob, n)
 		for i := range jobs {
 			jobs[i] = jobTemplate(fmt.Sprintf("job-%05d", i), ns, 3, e.sizes.podRuntime)
+			if mutate != nil {
+				mutate(jobs[i])
+			}
 		}
 		res.Jobs, res.Pods = n, 4*n
 

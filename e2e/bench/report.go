@@ -219,6 +219,14 @@ func (a *APICost) Writes() int {
 	return a.count(func(c APICount) bool { return isWrite(c.Verb) })
 }
 
+// Patches counts PATCH requests (the patch and apply verbs).
+func (a *APICost) Patches() int {
+	if a.fromMetrics() {
+		return a.methods(func(c MethodCount) bool { return c.Method == "PATCH" })
+	}
+	return a.count(func(c APICount) bool { return c.Verb == "patch" || c.Verb == "apply" })
+}
+
 // ProxyEvents counts event writes (core and events.k8s.io) seen by the proxy.
 func (a *APICost) ProxyEvents() int {
 	return a.count(func(c APICount) bool {
@@ -352,6 +360,7 @@ func (r *Report) Markdown() string {
 		fmt.Fprintf(&b, "| whole run | operator CPU | %s |\n", formatValue(run.Footprint.CPUSeconds, "s"))
 		fmt.Fprintf(&b, "| whole run | operator peak RSS | %s |\n", formatValue(run.Footprint.PeakRSSMiB, "MiB"))
 		b.WriteString(targetsMarkdown(targets(run)))
+		b.WriteString(trackedCostMarkdown(run))
 		for _, res := range run.Results {
 			b.WriteString(overGoalWritesMarkdown(res))
 			if res.API == nil || res.Jobs == 0 {
@@ -376,6 +385,50 @@ func (r *Report) Markdown() string {
 	}
 	if len(r.Runs) == 2 {
 		b.WriteString("\n" + compareMarkdown(r.Runs[0], r.Runs[1]))
+	}
+	return b.String()
+}
+
+// trackedCostMarkdown sets each tracked burst (burst-tracked-<n>, jobs
+// with backoffLimit) beside the plain burst of the same size and
+// repetition, per job: what failure accounting costs a job.
+func trackedCostMarkdown(run *Run) string {
+	byName := map[string]*Result{}
+	for _, res := range run.Results {
+		byName[res.Scenario] = res
+	}
+	perJob := func(res *Result, v float64) float64 { return v / float64(res.Jobs) }
+	rows := []struct {
+		name  string
+		value func(*Result) float64
+	}{
+		{"API requests", func(r *Result) float64 { return perJob(r, float64(r.API.RequestTotal())) }},
+		{"API writes", func(r *Result) float64 { return perJob(r, float64(r.API.Writes())) }},
+		{"PATCH requests", func(r *Result) float64 { return perJob(r, float64(r.API.Patches())) }},
+		{"status writes (watch)", func(r *Result) float64 {
+			if r.Activity == nil {
+				return 0
+			}
+			return perJob(r, float64(r.Activity.StatusWrites))
+		}},
+		{"reconciles", func(r *Result) float64 { return perJob(r, float64(r.API.reconciles())) }},
+		{"operator CPU (ms)", func(r *Result) float64 { return perJob(r, 1000*r.Footprint.CPUSeconds) }},
+	}
+	var b strings.Builder
+	for _, tracked := range run.Results {
+		plain := byName["burst-"+strings.TrimPrefix(tracked.Scenario, trackedBurstPrefix)]
+		if !strings.HasPrefix(tracked.Scenario, trackedBurstPrefix) || plain == nil {
+			continue
+		}
+		if tracked.API == nil || plain.API == nil || tracked.Jobs == 0 || plain.Jobs == 0 {
+			continue
+		}
+		fmt.Fprintf(&b, "\n### failure accounting: %s (backoffLimit) vs %s, per job\n\n| figure | %s | %s | difference |\n|---|---:|---:|---:|\n",
+			tracked.Scenario, plain.Scenario, plain.Scenario, tracked.Scenario)
+		for _, r := range rows {
+			p, t := r.value(plain), r.value(tracked)
+			fmt.Fprintf(&b, "| %s | %.2f | %.2f | %+.2f |\n", r.name, p, t, t-p)
+		}
 	}
 	return b.String()
 }

@@ -395,7 +395,8 @@ func TestRepeatedScenarioOrder(t *testing.T) {
 	for _, s := range o.scenarios() {
 		names = append(names, s.name)
 	}
-	want := []string{"raw-client-50x4", "burst-50", "raw-client-50x4-r2", "burst-50-r2",
+	// The tracked burst runs once, after the pairs.
+	want := []string{"raw-client-50x4", "burst-50", "raw-client-50x4-r2", "burst-50-r2", "burst-tracked-50",
 		"raw-client-1x200", "bigjob-200", "raw-client-1x200-r2", "bigjob-200-r2"}
 	if diff := cmp.Diff(want, names); diff != "" {
 		t.Errorf("scenario order (-want +got):\n%s", diff)
@@ -411,14 +412,84 @@ func TestScenarioLists(t *testing.T) {
 		return out
 	}
 	quick := names(options{sizes: quickSizes, repeat: 1})
-	if want := []string{"raw-client-50x4", "burst-50", "raw-client-1x200", "bigjob-200", "steady-5ps-20s", "request-cost-50", "list-cost-2000", "restart-200"}; !slices.Equal(quick, want) {
+	if want := []string{"raw-client-50x4", "burst-50", "burst-tracked-50", "raw-client-1x200", "bigjob-200", "steady-5ps-20s",
+		"request-cost-50", "list-cost-2000", "restart-policy-128", "restart-200"}; !slices.Equal(quick, want) {
 		t.Errorf("quick scenarios = %v, want %v", quick, want)
 	}
 	full := names(options{sizes: fullSizes, repeat: 1})
-	if last := full[len(full)-2:]; !slices.Equal(last, []string{"retained-5000", "restart-5000"}) {
+	if last := full[len(full)-3:]; !slices.Equal(last, []string{"retained-5000", "restart-policy-128", "restart-5000"}) {
 		t.Errorf("full scenarios end with %v", last)
 	}
-	if got := names(options{sizes: quickSizes, repeat: 1, only: map[string]bool{"restart": true}}); !slices.Equal(got, []string{"restart-200"}) {
-		t.Errorf("--scenarios restart = %v", got)
+	if !slices.Contains(full, "burst-tracked-500") {
+		t.Errorf("full scenarios %v lack burst-tracked-500", full)
+	}
+	// "restart" is the operator's restart alone; the whole-job restart is
+	// picked by its own name.
+	for only, want := range map[string][]string{
+		"restart":        {"restart-200"},
+		"restart-":       {"restart-200"},
+		"restart-policy": {"restart-policy-128"},
+		"burst":          {"burst-50", "burst-tracked-50"},
+		"burst-tracked":  {"burst-tracked-50"},
+	} {
+		if got := names(options{sizes: quickSizes, repeat: 1, only: map[string]bool{only: true}}); !slices.Equal(got, want) {
+			t.Errorf("--scenarios %s = %v, want %v", only, got, want)
+		}
+	}
+}
+
+// The whole-job restart is judged against the fresh job of the same
+// scenario, and only once both were measured; the operator restart's
+// targets do not apply to it.
+func TestRestartPolicyTarget(t *testing.T) {
+	m := func(name string, v float64) Metric { return Metric{Name: name, Value: v, Unit: "s"} }
+	run := &Run{Results: []*Result{
+		{Scenario: "restart-policy-128", Jobs: 2, Metrics: []Metric{m(restartPolicyPods, 3), m(restartPolicyFreshPods, 2.4),
+			m(restartReadyMetric, 99)}},
+	}}
+	want := []Target{{Figure: "restart-policy-128: " + restartPolicyPods + " vs " + restartPolicyFreshPods + " (3.0 s vs 2.4 s)",
+		Value: 1.25, Goal: "<= 1.20"}}
+	if diff := cmp.Diff(want, targets(run), cmpopts.EquateApprox(0, 1e-9)); diff != "" {
+		t.Errorf("targets (-want +got):\n%s", diff)
+	}
+	// Not restarted (0: not reached): no target rather than one met.
+	run.Results[0].Metrics[0].Value = 0
+	if got := targets(run); len(got) != 0 {
+		t.Errorf("targets without the restart = %+v", got)
+	}
+}
+
+// A tracked burst may add one PATCH per pod (the finalizer's release) to
+// the plain burst's floor, and is set beside the plain burst per job.
+func TestTrackedBurst(t *testing.T) {
+	result := func(name string, requests, patches int) *Result {
+		return &Result{Scenario: name, Jobs: 10, Pods: 40,
+			API: &APICost{Total: requests, ProxyTotal: -1, Reconciles: map[string]int{"success": 50},
+				Methods: []MethodCount{{"PATCH", "200", patches}, {"POST", "201", requests - patches}}},
+			Activity:  &JobActivity{Jobs: 10, StatusWrites: 30, MaxStatusWrites: 3},
+			Footprint: Footprint{CPUSeconds: 0.1}}
+	}
+	run := &Run{Results: []*Result{result("burst-10", 150, 30), result("burst-tracked-10", 190, 70)}}
+	var got []Target
+	for _, tg := range targets(run) {
+		if strings.HasPrefix(tg.Figure, "burst-tracked-10") {
+			got = append(got, tg)
+		}
+	}
+	want := []Target{
+		{Figure: "burst-tracked-10: 409 conflicts", Value: 0, Goal: "0", Met: true},
+		{Figure: "burst-tracked-10: API requests / job vs 8 creates + 4 finalizer PATCHes + status writes + 4 Events", Value: 19, Goal: "<= 19.05", Met: true},
+	}
+	if diff := cmp.Diff(want, got, cmpopts.EquateApprox(0, 1e-9)); diff != "" {
+		t.Errorf("tracked burst targets (-want +got):\n%s", diff)
+	}
+	md := trackedCostMarkdown(run)
+	for _, row := range []string{"| API requests | 15.00 | 19.00 | +4.00 |", "| PATCH requests | 3.00 | 7.00 | +4.00 |", "| status writes (watch) | 3.00 | 3.00 | +0.00 |"} {
+		if !strings.Contains(md, row) {
+			t.Errorf("tracked cost markdown lacks %q:\n%s", row, md)
+		}
+	}
+	if trackedCostMarkdown(&Run{Results: run.Results[1:]}) != "" {
+		t.Error("a tracked burst without its plain burst is set beside nothing")
 	}
 }

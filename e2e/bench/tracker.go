@@ -19,6 +19,8 @@ package main
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -48,7 +50,7 @@ type tracker struct {
 	mu     sync.Mutex
 	jobs   map[types.NamespacedName]*jobTimes
 	ns     map[string]*nsTimes
-	pods   map[types.UID]uint8 // podSeen | podRunning | podDone
+	pods   map[types.UID]uint8 // seen: podRunning | podDone | podTerminating | podReleased
 	svcs   map[types.UID]bool
 	events map[types.UID]int32 // last count seen per Event
 }
@@ -56,6 +58,8 @@ type tracker struct {
 const (
 	podRunning uint8 = 1 << iota
 	podDone
+	podTerminating // seen with a deletionTimestamp
+	podReleased    // seen with a deletionTimestamp and without the pod-tracking finalizer
 )
 
 // jobTimes are the observations for one job.
@@ -72,6 +76,25 @@ type jobTimes struct {
 	statusWrites []statusWrite
 	// events are the Events about the job: a new object or a higher count.
 	events []eventObs
+	// attempts are its pods by restart attempt (the value of
+	// kubeflowv1.RestartAttemptLabel), for jobs with a failure policy only.
+	attempts map[string]attemptTimes
+	// firstFailed is when a pod of the job was first seen Failed.
+	firstFailed time.Time
+	// restarting is when the job was first seen Restarting, and resumed
+	// when it was first seen Running again after that.
+	restarting, resumed time.Time
+}
+
+// attemptTimes are the observations of the pods of one restart attempt of
+// a job: how many were seen created, Running (or beyond), terminating (a
+// deletionTimestamp), released (terminating without the pod-tracking
+// finalizer: only the kubelet's, here KWOK's, confirmation holds them) and
+// gone, and when the last of each was seen. They tell the operator's part
+// of a restart's deletions from the node's.
+type attemptTimes struct {
+	pods, running, terminating, released, gone                    int
+	lastPod, lastRunning, lastTerminating, lastReleased, lastGone time.Time
 }
 
 // statusWrite is one effective status write: when the watch saw it and
@@ -121,10 +144,14 @@ func startTracker(ctx context.Context, cfg *rest.Config) (*tracker, error) {
 		if err != nil {
 			return nil, err
 		}
-		if _, err := inf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
+		funcs := toolscache.ResourceEventHandlerFuncs{
 			AddFunc:    func(o any) { h(nil, o) },
 			UpdateFunc: h,
-		}); err != nil {
+		}
+		if _, isPod := obj.(*corev1.Pod); isPod {
+			funcs.DeleteFunc = t.onPodDeleted // a restart's old pods going
+		}
+		if _, err := inf.AddEventHandler(funcs); err != nil {
 			return nil, err
 		}
 	}
@@ -172,27 +199,87 @@ func (t *tracker) onPod(o any) {
 	defer t.mu.Unlock()
 	state, seen := t.pods[pod.UID]
 	n := t.namespace(pod.Namespace)
+	key, owned := ownerJob(pod)
+	// the pod's restart attempt, for jobs with a failure policy
+	attempt := func(update func(a *attemptTimes)) {
+		if v, ok := pod.Labels[kubeflowv1.RestartAttemptLabel]; ok && owned {
+			t.job(key).updateAttempt(v, update)
+		}
+	}
 	if !seen {
 		n.pods++
 		n.lastPod = now
-		if key, ok := ownerJob(pod); ok {
+		if owned {
 			j := t.job(key)
 			j.pods++
 			j.lastPod = now
 		}
+		attempt(func(a *attemptTimes) { a.pods++; a.lastPod = now })
 	}
 	phase := pod.Status.Phase
 	if state&podRunning == 0 && (phase == corev1.PodRunning || phase == corev1.PodSucceeded || phase == corev1.PodFailed) {
 		state |= podRunning
 		n.running++
 		n.lastRunning = now
+		attempt(func(a *attemptTimes) { a.running++; a.lastRunning = now })
+	}
+	if state&podTerminating == 0 && pod.DeletionTimestamp != nil {
+		state |= podTerminating
+		attempt(func(a *attemptTimes) { a.terminating++; a.lastTerminating = now })
+	}
+	if state&podReleased == 0 && pod.DeletionTimestamp != nil && !slices.Contains(pod.Finalizers, kubeflowv1.PodTrackingFinalizer) {
+		state |= podReleased
+		attempt(func(a *attemptTimes) { a.released++; a.lastReleased = now })
 	}
 	if state&podDone == 0 && (phase == corev1.PodSucceeded || phase == corev1.PodFailed) {
 		state |= podDone
 		n.done++
 		n.lastDone = now
+		if j := t.jobs[key]; owned && phase == corev1.PodFailed && j != nil && j.firstFailed.IsZero() {
+			j.firstFailed = now
+		}
 	}
 	t.pods[pod.UID] = state
+}
+
+// onPodDeleted records the deletion of a pod of a restart attempt.
+func (t *tracker) onPodDeleted(o any) {
+	if tomb, ok := o.(toolscache.DeletedFinalStateUnknown); ok {
+		o = tomb.Obj
+	}
+	pod, ok := o.(*corev1.Pod)
+	if !ok {
+		return
+	}
+	v, hasAttempt := pod.Labels[kubeflowv1.RestartAttemptLabel]
+	key, owned := ownerJob(pod)
+	if !hasAttempt || !owned {
+		return
+	}
+	now := time.Now()
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	// Released and removed at once (no update in between): released now.
+	released := t.pods[pod.UID]&podReleased != 0
+	t.pods[pod.UID] |= podReleased
+	t.job(key).updateAttempt(v, func(a *attemptTimes) {
+		if !released {
+			a.released++
+			a.lastReleased = now
+		}
+		a.gone++
+		a.lastGone = now
+	})
+}
+
+// updateAttempt applies update to the observations of one attempt.
+func (j *jobTimes) updateAttempt(attempt string, update func(a *attemptTimes)) {
+	if j.attempts == nil {
+		j.attempts = map[string]attemptTimes{}
+	}
+	a := j.attempts[attempt]
+	update(&a)
+	j.attempts[attempt] = a
 }
 
 func (t *tracker) onService(o any) {
@@ -229,12 +316,19 @@ func (t *tracker) onJob(old, o any) {
 	if prev, ok := old.(*kubeflowv1.PyTorchJob); ok && statusChanged(prev, job) {
 		j.statusWrites = append(j.statusWrites, statusWrite{now, statusChange(&prev.Status, &job.Status)})
 	}
+	var isRunning, isRestarting bool
 	for _, c := range job.Status.Conditions {
 		if c.Status != corev1.ConditionTrue {
 			continue
 		}
 		switch c.Type {
+		case kubeflowv1.JobRestarting:
+			isRestarting = true
+			if j.restarting.IsZero() {
+				j.restarting = now
+			}
 		case kubeflowv1.JobRunning:
+			isRunning = true
 			if j.running.IsZero() {
 				j.running = now
 			}
@@ -248,6 +342,9 @@ func (t *tracker) onJob(old, o any) {
 		case kubeflowv1.JobFailed:
 			j.failed = true
 		}
+	}
+	if isRunning && !isRestarting && !j.restarting.IsZero() && j.resumed.IsZero() {
+		j.resumed = now
 	}
 }
 
@@ -387,6 +484,7 @@ func (t *tracker) jobsIn(keys []types.NamespacedName) []jobTimes {
 	for i, k := range keys {
 		if j := t.jobs[k]; j != nil {
 			out[i] = *j
+			out[i].attempts = maps.Clone(j.attempts) // the tracker goes on updating its own
 		}
 	}
 	return out

@@ -26,6 +26,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	toolscache "k8s.io/client-go/tools/cache"
+	"k8s.io/utils/ptr"
 
 	kubeflowv1 "github.com/seed-d8a409e9/training-operator/apis/kubeflow.org/v1"
 )
@@ -116,5 +118,87 @@ func TestTrackerNamesTheWritesOfJobsAboveTheGoal(t *testing.T) {
 	want := map[string]int{"Created > Running+counts (+0s) > counts (+0s) > Succeeded+counts+other (+0s)": 1}
 	if diff := cmp.Diff(want, got.OverGoalWrites); diff != "" {
 		t.Errorf("over-goal writes (-want +got):\n%s", diff)
+	}
+}
+
+// A job with a failure policy: its pods are counted by restart attempt as
+// they are created, run and go; its first failed pod, its Restarting and
+// its Running again are timed; restartFigures reads them.
+func TestTrackerFollowsRestartAttempts(t *testing.T) {
+	tr := newTestTracker()
+	owner := []metav1.OwnerReference{{Kind: kubeflowv1.PyTorchJobKind, Name: "a", Controller: ptr.To(true)}}
+	pod := func(uid, attempt string, phase corev1.PodPhase) *corev1.Pod {
+		return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: uid, UID: types.UID(uid), OwnerReferences: owner,
+			Labels: map[string]string{kubeflowv1.RestartAttemptLabel: attempt}}, Status: corev1.PodStatus{Phase: phase}}
+	}
+	rv := 0
+	job := func(conds ...kubeflowv1.JobConditionType) *kubeflowv1.PyTorchJob {
+		rv++
+		j := &kubeflowv1.PyTorchJob{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "a", UID: "u", ResourceVersion: fmt.Sprint(rv)}}
+		for _, c := range conds {
+			j.Status.Conditions = append(j.Status.Conditions, kubeflowv1.JobCondition{Type: c, Status: corev1.ConditionTrue})
+		}
+		return j
+	}
+	key := types.NamespacedName{Namespace: "ns", Name: "a"}
+
+	for _, uid := range []string{"p0", "p1"} {
+		tr.onPod(pod(uid, "0", corev1.PodPending))
+		tr.onPod(pod(uid, "0", corev1.PodRunning))
+		tr.onPod(pod(uid, "0", corev1.PodRunning)) // a resync counts nothing
+	}
+	running := job(kubeflowv1.JobRunning)
+	tr.onJob(nil, running)
+	tr.onPod(pod("p1", "0", corev1.PodFailed))
+	restarting := job(kubeflowv1.JobRestarting)
+	tr.onJob(running, restarting)
+	for _, p := range []*corev1.Pod{pod("p0", "0", corev1.PodRunning), pod("p1", "0", corev1.PodFailed)} {
+		p.DeletionTimestamp = &metav1.Time{Time: time.Now()}
+		p.Finalizers = []string{kubeflowv1.PodTrackingFinalizer}
+		tr.onPod(p) // deleted, held by the finalizer
+		tr.onPod(p)
+	}
+	released := pod("p0", "0", corev1.PodRunning)
+	released.DeletionTimestamp = &metav1.Time{Time: time.Now()}
+	tr.onPod(released) // released: held by the kubelet's confirmation alone
+	tr.onPodDeleted(released)
+	tr.onPodDeleted(toolscache.DeletedFinalStateUnknown{Key: "ns/p1", Obj: pod("p1", "0", corev1.PodFailed)})
+	for _, uid := range []string{"q0", "q1"} {
+		tr.onPod(pod(uid, "1", corev1.PodRunning))
+	}
+	tr.onJob(restarting, job(kubeflowv1.JobRunning))
+
+	j := tr.jobsIn([]types.NamespacedName{key})[0]
+	old, cur := j.attempts["0"], j.attempts["1"]
+	// p1 went with its release (a tombstone): released once, when it went.
+	if old.pods != 2 || old.running != 2 || old.terminating != 2 || old.released != 2 || old.gone != 2 ||
+		cur.pods != 2 || cur.running != 2 || cur.terminating+cur.released+cur.gone != 0 {
+		t.Errorf("attempts = %+v", j.attempts)
+	}
+	if j.firstFailed.IsZero() || j.restarting.Before(j.firstFailed) || j.resumed.Before(cur.lastRunning) {
+		t.Errorf("failed %v, restarting %v, resumed %v, attempt 1 running %v", j.firstFailed, j.restarting, j.resumed, cur.lastRunning)
+	}
+	// The copy is the caller's: the tracker goes on with its own.
+	tr.onPod(pod("q2", "1", corev1.PodPending))
+	if j.attempts["1"].pods != 2 {
+		t.Error("jobsIn shares its attempts with the tracker")
+	}
+
+	figures := map[string]float64{}
+	for _, m := range restartFigures(j, "0", "1", 2) {
+		figures[m.Name] = m.Value
+	}
+	for _, name := range []string{restartPolicyPods, "restart: failure → all old pods terminating", "restart: failure → all old pods released (terminating, finalizer gone)",
+		"restart: failure → all old pods gone", "restart: failure → job Running again",
+		"restart: all old pods gone → all new pods created"} {
+		if v, ok := figures[name]; !ok || v < 0 {
+			t.Errorf("%s = %v (reported %v)", name, v, ok)
+		}
+	}
+	// Three replicas wanted, two seen: the last of them is not "all".
+	for _, m := range restartFigures(j, "0", "1", 3) {
+		if m.Name == restartPolicyPods && m.Value != 0 {
+			t.Errorf("%s with a pod missing = %v, want 0", m.Name, m.Value)
+		}
 	}
 }
