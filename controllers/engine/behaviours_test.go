@@ -3,6 +3,8 @@ package engine
 import (
 	"context"
 	"errors"
+	"fmt"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -13,6 +15,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	clocktesting "k8s.io/utils/clock/testing"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -51,6 +54,17 @@ func newHarness(t *testing.T, fw Framework, job *kubeflowv1.PyTorchJob, opts Opt
 			return []string{string(ref.UID)}
 		}
 		return nil
+	}
+	// The fake API leaves UIDs empty; the engine keys its memory of pods by UID.
+	create, uids := funcs.Create, atomic.Int64{}
+	funcs.Create = func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.CreateOption) error {
+		if obj.GetUID() == "" {
+			obj.SetUID(types.UID(fmt.Sprintf("uid-%d", uids.Add(1))))
+		}
+		if create != nil {
+			return create(ctx, c, obj, opts...)
+		}
+		return c.Create(ctx, obj, opts...)
 	}
 	c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(job).WithStatusSubresource(job).
 		WithIndex(&corev1.Pod{}, ControllerUIDIndex, index).

@@ -217,6 +217,12 @@ const (
 	policyRestarted
 )
 
+// restartRecheck is how soon a restarting job looks again after a write
+// that lets the restart move on (old pods deleted, the last ones
+// released), instead of waiting for its pods' batched events: each wait
+// would add a child-event delay to the restart.
+const restartRecheck = 200 * time.Millisecond
+
 // wholeJobRestart marks the Restarting condition of a whole-job restart
 // (v1's reason is kept, so the message tells it from a per-pod one).
 const wholeJobRestart = "is restarting the whole job"
@@ -329,11 +335,12 @@ func (r *Reconciler) restartDone(p *plan, job client.Object, specs map[kubeflowv
 // A pod that is replaced (counted, or of an older attempt) keeps it until
 // its deletion is confirmed (deletionConfirmed), so its name is not free
 // for its successor while the pod may still be deleted by name.
-func (r *Reconciler) releasable(job client.Object, st *kubeflowv1.JobStatus, ch children) (release, track []*corev1.Pod) {
+func (r *Reconciler) releasable(job client.Object, st *kubeflowv1.JobStatus, ch children) (release, track []*corev1.Pod, lastOld bool) {
 	rp := r.fw.RunPolicy(job)
 	if IsFinished(st) || (rp.Suspend != nil && *rp.Suspend) || !tracked(rp) {
-		return withFinalizer(ch.allPods), nil
+		return withFinalizer(ch.allPods), nil, false
 	}
+	old, oldReleased := 0, 0
 	counted := map[string]bool{}
 	for _, c := range st.CountedPods {
 		counted[c] = true
@@ -349,9 +356,16 @@ func (r *Reconciler) releasable(job client.Object, st *kubeflowv1.JobStatus, ch 
 				tolerated = tolerance.ToleratesFailure(job, rt)
 			}
 		}
-		replaced := (rp.FailurePolicy != nil && attemptOf(pod) != st.Restarts) || counted[string(pod.UID)]
+		isOld := rp.FailurePolicy != nil && attemptOf(pod) != st.Restarts
+		replaced := isOld || counted[string(pod.UID)]
+		if isOld {
+			old++
+		}
 		if (replaced && deletionConfirmed(pod)) || pod.Status.Phase == corev1.PodSucceeded || tolerated {
 			release = append(release, pod)
+			if isOld {
+				oldReleased++
+			}
 		}
 	}
 	for _, pod := range untrackedLive(ch.allPods) {
@@ -359,7 +373,7 @@ func (r *Reconciler) releasable(job client.Object, st *kubeflowv1.JobStatus, ch 
 			track = append(track, pod)
 		}
 	}
-	return release, track
+	return release, track, old > 0 && oldReleased == old
 }
 
 // deletionConfirmed reports a pod deleted with no grace period left: the

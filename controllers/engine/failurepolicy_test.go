@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -223,21 +224,28 @@ func TestReleasable(t *testing.T) {
 	}
 	job := testjobs.MakePyTorchJob("j", "ns").Workers(1).FailurePolicy(testjobs.MakeFailurePolicy(1).Obj()).Obj()
 	st := kubeflowv1.JobStatus{Restarts: 1, CountedPods: []string{"counted", "counted-gone"}}
-	release, track := r.releasable(job, &st, ch)
+	release, track, lastOld := r.releasable(job, &st, ch)
 	if diff := cmp.Diff([]string{"succeeded", "counted-gone", "older-gone"}, names(release)); diff != "" {
 		t.Errorf("release while running (-want +got):\n%s", diff)
+	}
+	if lastOld {
+		t.Error("lastOld with an old pod (older) still held")
+	}
+	ch2 := children{allPods: []*corev1.Pod{running, olderGone}}
+	if _, _, lastOld := r.releasable(job, &st, ch2); !lastOld {
+		t.Error("the last old pod released: lastOld = false")
 	}
 	if diff := cmp.Diff([]string{"legacy"}, names(track)); diff != "" {
 		t.Errorf("track (-want +got):\n%s", diff)
 	}
 	st.Conditions = []kubeflowv1.JobCondition{{Type: kubeflowv1.JobFailed, Status: corev1.ConditionTrue}}
-	release, track = r.releasable(job, &st, ch)
+	release, track, _ = r.releasable(job, &st, ch)
 	if diff := cmp.Diff([]string{"running", "succeeded", "counted", "failed", "older", "counted-gone", "older-gone"}, names(release)); diff != "" || track != nil {
 		t.Errorf("release when finished (-want +got):\n%s (track %v)", diff, names(track))
 	}
 	// A job that is not tracked (no backoffLimit, no failurePolicy) keeps none.
 	plain := testjobs.MakePyTorchJob("j", "ns").Workers(1).Obj()
-	release, _ = r.releasable(plain, &kubeflowv1.JobStatus{}, ch)
+	release, _, _ = r.releasable(plain, &kubeflowv1.JobStatus{}, ch)
 	if len(release) != 7 {
 		t.Errorf("untracked job keeps finalizers: released %v", names(release))
 	}
@@ -319,14 +327,20 @@ func TestWholeJobRestartPasses(t *testing.T) {
 func testWholeJobRestart(t *testing.T, strategy kubeflowv1.RestartStrategy) {
 	job := testjobs.MakePyTorchJob("j", "ns").UID("job-uid").Master(1).Workers(2).
 		FailurePolicy(testjobs.MakeFailurePolicy(2).Strategy(strategy).Obj()).Obj()
+	var mu sync.Mutex // deletes run in parallel
 	var order []string
+	record := func(what string) {
+		mu.Lock()
+		defer mu.Unlock()
+		order = append(order, what)
+	}
 	funcs := interceptor.Funcs{
 		SubResourcePatch: func(ctx context.Context, c client.Client, sub string, obj client.Object, patch client.Patch, opts ...client.SubResourcePatchOption) error {
-			order = append(order, "status")
+			record("status")
 			return c.SubResource(sub).Patch(ctx, obj, patch, opts...)
 		},
 		Delete: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.DeleteOption) error {
-			order = append(order, "delete "+obj.GetName())
+			record("delete " + obj.GetName())
 			return c.Delete(ctx, obj, opts...)
 		},
 	}
@@ -416,5 +430,54 @@ func TestUnseenCreateLooksAgain(t *testing.T) {
 	h.reconcile()
 	if n := len(h.pods()); n != 3 {
 		t.Errorf("pods = %d once the record expired, want 3", n)
+	}
+}
+
+// v1's MPI launcher has no replica-index label and is adopted by name, also
+// by the pass that finishes the job because the launcher completed while no
+// operator ran (the e2e upgrade spec: a finishing pass creates nothing, but
+// it adopts).
+func TestFinishingPassAdoptsUnindexedChild(t *testing.T) {
+	job := testjobs.MakePyTorchJob("j", "ns").UID("job-uid").Master(1).Workers(1).Obj()
+	h := newHarness(t, masterDoneFramework{}, job, Options{}, interceptor.Funcs{})
+	pod := testjobs.MakePod("j-master-0", "ns").Label(kubeflowv1.OperatorNameLabel, "fake-controller").
+		Label(kubeflowv1.JobNameLabel, "j").Label(kubeflowv1.ReplicaTypeLabel, "master").
+		ControlledBy("PyTorchJob", "j", "job-uid").Phase(corev1.PodSucceeded).Obj()
+	pod.Spec.Containers = []corev1.Container{{Name: "pytorch", Image: "x"}}
+	if err := h.c.Create(context.Background(), pod); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.c.Status().Update(context.Background(), pod); err != nil {
+		t.Fatal(err)
+	}
+	h.reconcile()
+	if st := h.job().Status; !hasCondition(&st, kubeflowv1.JobSucceeded) {
+		t.Fatalf("conditions %v, want Succeeded", conditionTypes(st))
+	}
+	pods := h.pods()
+	if len(pods) != 1 || pods[0].Labels[kubeflowv1.ReplicaIndexLabel] != "0" {
+		t.Errorf("pods %v: want v1's pod adopted with replica-index 0", pods)
+	}
+}
+
+// A released pod is released once, however long the cache shows it with
+// its finalizer (make bench counted repeated PATCHes, some answered 404).
+func TestReleaseOnce(t *testing.T) {
+	job := testjobs.MakePyTorchJob("j", "ns").UID("job-uid").Master(1).Workers(1).BackoffLimit(1).Obj()
+	patches := 0
+	funcs := interceptor.Funcs{Patch: func(ctx context.Context, c client.WithWatch, obj client.Object, patch client.Patch, opts ...client.PatchOption) error {
+		patches++
+		return c.Patch(ctx, obj, patch, opts...)
+	}}
+	h := newHarness(t, fakeFramework{}, job, Options{}, funcs)
+	pod := testjobs.MakePod("j-worker-0", "ns").UID("w0").Obj()
+	pod.Finalizers = []string{kubeflowv1.PodTrackingFinalizer}
+	for i := 0; i < 3; i++ {
+		if err := h.r.releasePods(context.Background(), job, []*corev1.Pod{pod}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if patches != 1 {
+		t.Errorf("PATCH requests = %d for one pod released three times, want 1", patches)
 	}
 }

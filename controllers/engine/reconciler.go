@@ -209,6 +209,9 @@ type plan struct {
 	// attempt runs.
 	policyAction string
 	restartTook  time.Duration
+	// releasedOld says the pass releases the last held pods of an older
+	// attempt, after which the new attempt may be created.
+	releasedOld bool
 	// transitions, for metrics
 	created, running, succeeded, failed, restarted bool
 }
@@ -281,10 +284,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		}
 		if delay > 0 {
 			// Nothing was recorded, so this pass's transitions (if any) are
-			// planned again by the pass that writes them.
+			// planned again by the pass that writes them; its pod writes rest
+			// on what is written already.
 			p.requeue(delay)
-			if reconcileErr != nil {
-				return ctrl.Result{}, reconcileErr
+			if err := r.applyPodWrites(ctx, job, p); err != nil || reconcileErr != nil {
+				return ctrl.Result{}, errors.Join(reconcileErr, err)
 			}
 			return ctrl.Result{RequeueAfter: p.requeueAfter}, nil
 		}
@@ -415,13 +419,28 @@ func (r *Reconciler) afterStatus(ctx context.Context, job client.Object, p *plan
 	if p.restartTook > 0 {
 		jobRestartSeconds.WithLabelValues(fwLabel).Observe(p.restartTook.Seconds())
 	}
-	// The status that counted these pods is written: their finalizers may go.
+	return r.applyPodWrites(ctx, job, p)
+}
+
+// applyPodWrites runs the pass's pod writes that must follow the status
+// that counted them: finalizers released or added, pods deleted to be
+// recreated (retries, and a whole-job restart's old attempt). When the
+// status of a later pass is held (statusDelay: replica counts only), what
+// they depend on is already written, so they run then too: holding them
+// kept a restarting job's old pods 15 s (make bench, restart-policy).
+func (r *Reconciler) applyPodWrites(ctx context.Context, job client.Object, p *plan) error {
 	errs := []error{
-		patchPods(ctx, r.client, r.opts.Fanout, p.release, releasePatch),
-		patchPods(ctx, r.client, r.opts.Fanout, p.track, trackPatch),
+		r.releasePods(ctx, job, p.release),
+		patchPods(ctx, r.client, r.opts.Fanout, p.track, trackPatch, nil),
 	}
 	if len(p.retryDeletes) > 0 {
 		errs = append(errs, r.deletePods(ctx, job, p.retryDeletes))
+	}
+	if p.releasedOld {
+		// The last pods of the old attempt go with their finalizers: look
+		// again soon for the new attempt rather than wait for their delete
+		// events' batching.
+		p.requeue(restartRecheck)
 	}
 	return errors.Join(errs...)
 }
@@ -448,7 +467,7 @@ func (r *Reconciler) reconcile(ctx context.Context, job client.Object, p *plan) 
 	st.CountedPods = stillPresent(st.CountedPods, pods)
 	p.pods = r.planPodEvents(ctx, job, IsFinished(st), ch.allPods)
 	// Whatever this pass decides, once its status is written (releasable).
-	defer func() { p.release, p.track = r.releasable(job, &p.status, ch) }()
+	defer func() { p.release, p.track, p.releasedOld = r.releasable(job, &p.status, ch) }()
 
 	if IsFinished(st) {
 		return r.finish(ctx, job, ch, p)
@@ -489,6 +508,7 @@ func (r *Reconciler) reconcile(ctx context.Context, job client.Object, p *plan) 
 			// Its status write comes first, then every pod goes (afterStatus);
 			// nothing is created in this pass.
 			p.retryDeletes = ch.allPods
+			p.requeue(restartRecheck)
 			return nil
 		}
 		// A restart in progress: old pods go (again, after a crash), and with
@@ -570,6 +590,9 @@ func (r *Reconciler) reconcile(ctx context.Context, job client.Object, p *plan) 
 	// The outcome is decided before any child is written: a pass that
 	// finishes the job creates nothing (chaos saw a job completed and, in the
 	// same pass, a deleted worker of it recreated).
+	if err := r.adoptUnindexed(ctx, ch); err != nil {
+		return errors.Join(err, extraErr)
+	}
 	v := r.fw.Evaluate(job, ReplicaView{Specs: specs, Statuses: st.ReplicaStatuses, Pods: cur.pods})
 	if !v.Succeeded && !blockCreates {
 		if err := r.syncReplicas(ctx, job, ch, specs, p, now, gang); err != nil {

@@ -83,12 +83,6 @@ func (r *Reconciler) syncReplicas(ctx context.Context, job client.Object, ch chi
 	if oc, ok := r.fw.(OrderedCreation); ok {
 		ordered = oc.CreateInOrder()
 	}
-	// v1's MPI launcher has no replica-index label; it is found by name.
-	for _, o := range ch.unindexed {
-		if err := r.adopt(ctx, o, map[string]string{kubeflowv1.ReplicaIndexLabel: "0"}); err != nil {
-			return fmt.Errorf("adopting %s: %w", o.GetName(), err)
-		}
-	}
 	var conflicts []string
 	var created createdChildren
 	// One event per kind of child per pass, not one per object: a 1000-worker
@@ -134,6 +128,18 @@ func (r *Reconciler) syncReplicas(ctx context.Context, job client.Object, ch chi
 		return err
 	}
 	return r.deleteServices(ctx, job, ch.strayServices)
+}
+
+// adoptUnindexed gives v1's MPI launcher, which has no replica-index label
+// and is found by name, the label. It is no creation: a pass that finishes
+// the job (v1's launcher completed while no operator ran) does it too.
+func (r *Reconciler) adoptUnindexed(ctx context.Context, ch children) error {
+	for _, o := range ch.unindexed {
+		if err := r.adopt(ctx, o, map[string]string{kubeflowv1.ReplicaIndexLabel: "0"}); err != nil {
+			return fmt.Errorf("adopting %s: %w", o.GetName(), err)
+		}
+	}
+	return nil
 }
 
 // missingChildren builds the pods and Services of one replica type that

@@ -59,9 +59,24 @@ var releasePatch = client.RawPatch(types.StrategicMergePatchType,
 var trackPatch = client.RawPatch(types.StrategicMergePatchType,
 	[]byte(`{"metadata":{"finalizers":["`+kubeflowv1.PodTrackingFinalizer+`"]}}`))
 
-// patchPods applies patch to pods in parallel, asking for metadata only.
-// A pod already gone is fine.
-func patchPods(ctx context.Context, c client.Client, fanout int, pods []*corev1.Pod, patch client.Patch) error {
+// releasePods removes the tracking finalizer of pods, each once: the
+// cache may show a released pod with it for a while (make bench counted
+// 2.4 extra PATCHes per tracked job before).
+func (r *Reconciler) releasePods(ctx context.Context, job client.Object, pods []*corev1.Pod) error {
+	j := r.jobRef(job)
+	todo := pods[:0:0]
+	for _, p := range pods {
+		if !r.inflight.IsReleased(j, p.UID) {
+			todo = append(todo, p)
+		}
+	}
+	err := patchPods(ctx, r.client, r.opts.Fanout, todo, releasePatch, func(p *corev1.Pod) { r.inflight.MarkReleased(j, p.UID) })
+	return err
+}
+
+// patchPods applies patch to pods in parallel, asking for metadata only;
+// done, if set, is called for each pod patched or already gone.
+func patchPods(ctx context.Context, c client.Client, fanout int, pods []*corev1.Pod, patch client.Patch, done func(*corev1.Pod)) error {
 	if len(pods) == 0 {
 		return nil
 	}
@@ -76,6 +91,10 @@ func patchPods(ctx context.Context, c client.Client, fanout int, pods []*corev1.
 			mu.Lock()
 			errs = append(errs, fmt.Errorf("pod %s: %w", pods[i].Name, err))
 			mu.Unlock()
+			return
+		}
+		if done != nil {
+			done(pods[i])
 		}
 	})
 	return errors.Join(errs...)
@@ -155,5 +174,5 @@ func (pt *podTracking) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Re
 		// The job counts and releases its own pods.
 		return ctrl.Result{}, nil
 	}
-	return ctrl.Result{}, patchPods(ctx, r.client, 1, []*corev1.Pod{pod}, releasePatch)
+	return ctrl.Result{}, patchPods(ctx, r.client, 1, []*corev1.Pod{pod}, releasePatch, nil)
 }

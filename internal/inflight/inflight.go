@@ -183,6 +183,18 @@ func (s *Store) IsDeleting(j Job, child types.UID) bool {
 	return ok
 }
 
+// MarkReleased records a child (by UID) whose finalizer the job removed,
+// and IsReleased reports one the cache may still show with it, so a
+// lagging cache does not make the job remove it again.
+func (s *Store) MarkReleased(j Job, child types.UID) { s.MarkCreated(j, releasedKey(child)) }
+
+// IsReleased: see MarkReleased.
+func (s *Store) IsReleased(j Job, child types.UID) bool { return s.IsCreating(j, releasedKey(child)) }
+
+// releasedKey keeps releases apart from creations in the created map (a
+// child name never contains a space).
+func releasedKey(uid types.UID) string { return "released " + string(uid) }
+
 // Forget drops everything about a job that is gone. An empty UID (a
 // NotFound names no incarnation) forgets whichever the store holds; a set
 // one spares a newer job of the same name.
