@@ -19,6 +19,7 @@ package model
 import (
 	"fmt"
 
+	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kubeflowv1 "github.com/seed-d8a409e9/training-operator/apis/kubeflow.org/v1"
@@ -119,27 +120,18 @@ func buildJob(s *Scenario) client.Object {
 	specs, rp, _ := jobParts(obj)
 	for _, r := range s.Replicas {
 		specs[r.Type].RestartPolicy = r.Policy
-		specs[r.Type].Template.Spec.SchedulerName = noScheduler
+		tmpl := &specs[r.Type].Template.Spec
+		tmpl.SchedulerName = noScheduler
+		if s.FailurePolicy != nil {
+			// A sidecar keeps the pod running when the default container
+			// exits (MainExit), which the failure policy counts as a failure.
+			tmpl.Containers = append(tmpl.Containers, corev1.Container{Name: sidecar, Image: tmpl.Containers[0].Image})
+		}
 	}
 	rp.BackoffLimit = s.BackoffLimit
+	rp.FailurePolicy = s.FailurePolicy.DeepCopy()
 	return obj
 }
 
-// defaultContainer is the container whose exit code the engine reads (B1 §1.4).
-func defaultContainer(kind string) string {
-	switch kind {
-	case kubeflowv1.PyTorchJobKind:
-		return kubeflowv1.PyTorchJobDefaultContainerName
-	case kubeflowv1.TFJobKind:
-		return kubeflowv1.TFJobDefaultContainerName
-	case kubeflowv1.MPIJobKind:
-		return kubeflowv1.MPIJobDefaultContainerName
-	case kubeflowv1.XGBoostJobKind:
-		return kubeflowv1.XGBoostJobDefaultContainerName
-	case kubeflowv1.PaddleJobKind:
-		return kubeflowv1.PaddleJobDefaultContainerName
-	case kubeflowv1.JAXJobKind:
-		return kubeflowv1.JAXJobDefaultContainerName
-	}
-	return ""
-}
+// sidecar is the second container of a failure-policy scenario's pods.
+const sidecar = "sidecar"

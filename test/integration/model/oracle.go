@@ -18,7 +18,10 @@ package model
 
 import (
 	"fmt"
+	"slices"
 	"sort"
+
+	corev1 "k8s.io/api/core/v1"
 
 	kubeflowv1 "github.com/seed-d8a409e9/training-operator/apis/kubeflow.org/v1"
 )
@@ -72,6 +75,35 @@ import (
 //     hangs in Restarting"). A finished job has Running or Restarting False
 //     (B4 §4.6: Succeeded/Failed flip Running to False; the e2e helper wants
 //     Running/Restarting not True on success; we hold Failed to the same).
+//
+// With runPolicy.failurePolicy (README "Failure policy"):
+//
+//  P1 a failure is a pod of the current attempt ending Failed, deleted or
+//     evicted by others, or its default container ending non-zero while a
+//     sidecar keeps it running. Only the earliest failure of the attempt is
+//     judged (by its recorded time); pods of older attempts never are.
+//  P2 rules in order, the first match decides. A rule matches failures of
+//     its targetReplicaTypes (all if empty) with onExitCodes (the default
+//     container's code unless containerName says otherwise; In lists it,
+//     NotIn: non-zero and not listed; a container without an exit code
+//     matches neither) or onPodConditions (DisruptionTarget, status True
+//     by default: kubelet and API evictions), or anything if neither. No
+//     match: RestartJob.
+//  P3 FailJob fails the job, naming the rule, the pod and the code.
+//     RestartJob restarts the whole job and counts toward maxRestarts; with
+//     restartsCountTowardsMax already at maxRestarts the job fails instead,
+//     naming the limit (and the rule). RestartJobAndIgnoreMaxRestarts
+//     restarts without counting.
+//  P4 a restart raises status.restarts (and restartsCountTowardsMax when
+//     counted) and replaces every pod, succeeded ones too: the new attempt
+//     starts with every pod running and nothing succeeded. It does not
+//     change status.restartCount: pods a restart deletes are never counted
+//     there.
+//  P5 UseReplicaRestartPolicy hands the failure to R1-R6 (restartCount and
+//     backoffLimit as without a policy); then the next failure of the
+//     attempt, in time order, is judged.
+//  P6 pods run with restartPolicy Never: no in-place restarts, and a pod
+//     whose container exits 0 Succeeds whatever its replica's policy.
 
 // Phase is a job's final state.
 type Phase string
@@ -98,18 +130,28 @@ const (
 	EffectRetry     Effect = "retry"     // restartCount+1+restarts, pod recreated
 	EffectSucceeded Effect = "succeeded" // the pod succeeded, the job not yet
 	EffectFinished  Effect = "finished"  // the job is Succeeded or Failed now
+	// EffectRestart is a whole-job restart (P4): restarts+1, every pod new.
+	EffectRestart Effect = "restart"
 )
 
 // State is the oracle's prediction after a step.
 type State struct {
 	Phase Phase
 	// Reason and Message of the terminal condition. For a pod failure,
-	// Message is the v1 prefix and MessageParts must appear after it.
+	// Message is the v1 prefix and MessageParts must appear after it; for a
+	// failure the failure policy decided, whose wording the README leaves
+	// open, Message is empty and MessageParts name the pod, the rule, the
+	// limit and the exit code.
 	Reason       string
 	Message      string
 	MessageParts []string
 	RestartCount int32
-	// Succeeded counts pods in phase Succeeded per replica type.
+	// Restarts and RestartsCountTowardsMax are the failure policy's
+	// whole-job restarts (P4); Restarts is also the current attempt.
+	Restarts                int32
+	RestartsCountTowardsMax int32
+	// Succeeded counts pods in phase Succeeded per replica type, in the
+	// current attempt.
 	Succeeded map[kubeflowv1.ReplicaType]int32
 }
 
@@ -118,7 +160,13 @@ type StepResult struct {
 	Effect Effect
 	// Recreated reports that the step's pod gets a new incarnation.
 	Recreated bool
-	State     State
+	// Moot reports a step on a pod whose attempt ended before it (a
+	// burst's later step after a restart or the job's end): the pod may
+	// already be gone, and nothing the step does is judged or counted.
+	Moot bool
+	// PerPod reports a failure the failure policy handed to R1-R6 (P5).
+	PerPod bool
+	State  State
 }
 
 type slotState struct {
@@ -147,6 +195,9 @@ func NewOracle(s *Scenario) *Oracle {
 
 // Finished reports a terminal job (R8).
 func (o *Oracle) Finished() bool { return o.state.Phase != PhaseRunning }
+
+// Attempt is the current whole-job restart attempt (P4).
+func (o *Oracle) Attempt() int32 { return o.state.Restarts }
 
 // State is the current prediction.
 func (o *Oracle) State() State {
@@ -183,19 +234,53 @@ func Predict(s *Scenario) (State, []StepResult) {
 	return o.State(), results
 }
 
-// Apply runs one step. Steps after the job finished, or on a pod that
-// already succeeded, are not applicable; they report EffectNone.
+// Apply runs one step. Steps after the job finished, on a pod that
+// already succeeded or on a pod of an attempt that is over are not
+// applicable; they report EffectNone, and all but the second Moot (the
+// generator makes such steps only in bursts, after a step that ended the
+// attempt).
 func (o *Oracle) Apply(st Step) StepResult {
 	ss := o.slots[Slot{st.Type, st.Index}]
-	if o.Finished() || ss == nil || ss.succeeded {
-		return StepResult{Effect: EffectNone, State: o.State()}
+	if o.Finished() || ss == nil || ss.succeeded || st.Attempt != o.state.Restarts {
+		return StepResult{Effect: EffectNone, Moot: o.Finished() || st.Attempt != o.state.Restarts, State: o.State()}
 	}
 	policy := o.s.Replica(st.Type).Policy
 	outcome := st.Outcome
-	if outcome == Succeed && policy == kubeflowv1.RestartPolicyAlways {
-		// The kubelet restarts a clean exit under Always: an in-place restart.
+	if outcome == Succeed && policy == kubeflowv1.RestartPolicyAlways && o.s.FailurePolicy == nil {
+		// The kubelet restarts a clean exit under Always: an in-place restart
+		// (P6: not with a failure policy, whose pods run with Never).
 		outcome = Crash
 	}
+	if fp := o.s.FailurePolicy; fp != nil && outcome.failure() {
+		// P1/P2: every step is judged when it happens, the earliest failure
+		// first: a burst's steps come in their time order, and earlier
+		// steps' failures were dealt with before.
+		rule := o.matchRule(fp, st)
+		action := kubeflowv1.RestartJobAction
+		if rule != nil {
+			action = rule.Action
+		}
+		switch action {
+		case kubeflowv1.FailJobAction:
+			return o.finish(o.policyFailure(rule, st, false))
+		case kubeflowv1.RestartJobAction:
+			if o.state.RestartsCountTowardsMax >= fp.MaxRestarts {
+				return o.finish(o.policyFailure(rule, st, true))
+			}
+			return o.restart(true)
+		case kubeflowv1.RestartJobAndIgnoreMaxRestartsAction:
+			return o.restart(false)
+		}
+		// UseReplicaRestartPolicy: P5, on to R1-R6.
+		res := o.applyPerPod(st, ss, policy, outcome)
+		res.PerPod = true
+		return res
+	}
+	return o.applyPerPod(st, ss, policy, outcome)
+}
+
+// applyPerPod is v1's per-pod handling of one step (R1-R8).
+func (o *Oracle) applyPerPod(st Step, ss *slotState, policy kubeflowv1.RestartPolicy, outcome Outcome) StepResult {
 	switch outcome {
 	case Crash:
 		ss.restarts++ // R3
@@ -220,6 +305,99 @@ func (o *Oracle) Apply(st Step) StepResult {
 	o.state.RestartCount += 1 + ss.restarts
 	ss.restarts = 0
 	return StepResult{Effect: EffectRetry, Recreated: true, State: o.State()}
+}
+
+// handsBack reports a failure step that the failure policy hands to the
+// per-pod rule (P5) when it is judged, whether or not it ever is.
+func (o *Oracle) handsBack(st Step) bool {
+	fp := o.s.FailurePolicy
+	if fp == nil || !st.Outcome.failure() {
+		return false
+	}
+	rule := o.matchRule(fp, st)
+	return rule != nil && rule.Action == kubeflowv1.UseReplicaRestartPolicyAction
+}
+
+// restart is P4.
+func (o *Oracle) restart(counted bool) StepResult {
+	o.state.Restarts++
+	if counted {
+		o.state.RestartsCountTowardsMax++
+	}
+	for _, ss := range o.slots {
+		*ss = slotState{}
+	}
+	return StepResult{Effect: EffectRestart, State: o.State()}
+}
+
+// matchRule is P2: the first rule matching the step's failure, or nil.
+func (o *Oracle) matchRule(fp *kubeflowv1.FailurePolicy, st Step) *kubeflowv1.FailurePolicyRule {
+	for i := range fp.Rules {
+		rule := &fp.Rules[i]
+		if len(rule.TargetReplicaTypes) > 0 && !slices.Contains(rule.TargetReplicaTypes, st.Type) {
+			continue
+		}
+		if ec := rule.OnExitCodes; ec != nil {
+			// Only the default container exits in these scenarios; a
+			// deletion without a code leaves it without one.
+			code, ok := exitCodeOf(st)
+			if ec.ContainerName != "" && ec.ContainerName != defaultContainer(o.s.Kind) {
+				ok = false
+			}
+			listed := slices.Contains(ec.Values, code)
+			if ok && listed == (ec.Operator == kubeflowv1.FailurePolicyOnExitCodesOpIn) {
+				return rule
+			}
+			continue
+		}
+		if len(rule.OnPodConditions) > 0 {
+			for _, c := range rule.OnPodConditions {
+				status := c.Status
+				if status == "" {
+					status = corev1.ConditionTrue
+				}
+				if c.Type == corev1.DisruptionTarget && status == corev1.ConditionTrue && disrupted(st.Outcome) {
+					return rule
+				}
+			}
+			continue
+		}
+		return rule
+	}
+	return nil
+}
+
+// exitCodeOf is the default container's exit code after a failure step,
+// if it has one.
+func exitCodeOf(st Step) (int32, bool) {
+	switch st.Outcome {
+	case Fail, Evict, MainExit:
+		return st.Code, true
+	case Delete, APIEvict:
+		return st.Code, st.Code != 0
+	}
+	return 0, false
+}
+
+// disrupted reports an outcome whose pod carries DisruptionTarget=True: the
+// kubelet's eviction and the Eviction API set it, a plain delete does not.
+func disrupted(out Outcome) bool {
+	return out == Evict || out == APIEvict
+}
+
+// policyFailure is P3's failure: a FailJob rule, or the budget spent.
+func (o *Oracle) policyFailure(rule *kubeflowv1.FailurePolicyRule, st Step, budget bool) State {
+	parts := []string{o.s.PodName(st.Type, st.Index)}
+	if rule != nil {
+		parts = append(parts, rule.Name)
+	}
+	if budget {
+		parts = append(parts, "maxRestarts")
+	}
+	if code, ok := exitCodeOf(st); ok {
+		parts = append(parts, defaultContainer(o.s.Kind), fmt.Sprintf("exited with code %d", code))
+	}
+	return State{Phase: PhaseFailed, Reason: o.s.Kind + "Failed", MessageParts: parts}
 }
 
 // retryable is R1/R2.
@@ -253,6 +431,7 @@ func (o *Oracle) backoffExceeded(extra int32) bool {
 
 func (o *Oracle) finish(st State) StepResult {
 	st.RestartCount = o.state.RestartCount
+	st.Restarts, st.RestartsCountTowardsMax = o.state.Restarts, o.state.RestartsCountTowardsMax
 	o.state = st
 	return StepResult{Effect: EffectFinished, State: o.State()}
 }
@@ -326,6 +505,9 @@ func (o *Oracle) succeeded() (bool, string) {
 // String renders a state for diffs.
 func (st State) String() string {
 	out := fmt.Sprintf("phase=%s restartCount=%d", st.Phase, st.RestartCount)
+	if st.Restarts > 0 || st.RestartsCountTowardsMax > 0 {
+		out += fmt.Sprintf(" restarts=%d restartsCountTowardsMax=%d", st.Restarts, st.RestartsCountTowardsMax)
+	}
 	if st.Reason != "" {
 		out += fmt.Sprintf(" reason=%s message=%q", st.Reason, st.Message)
 	}

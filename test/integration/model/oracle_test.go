@@ -20,7 +20,10 @@ import (
 	"reflect"
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
+
 	kubeflowv1 "github.com/seed-d8a409e9/training-operator/apis/kubeflow.org/v1"
+	"github.com/seed-d8a409e9/training-operator/internal/testjobs"
 )
 
 const (
@@ -235,39 +238,317 @@ func TestOracle(t *testing.T) {
 	}
 }
 
+// at is a step on a pod of a restart attempt.
+func at(attempt int32, st Step) Step {
+	st.Attempt = attempt
+	return st
+}
+
+// then is a burst's next step: it comes together with the previous one,
+// later by its recorded time.
+func then(st Step) Step {
+	st.Burst = true
+	return st
+}
+
+func TestOracleFailurePolicy(t *testing.T) {
+	backoff := func(n int32) *int32 { return &n }
+	fp := testjobs.MakeFailurePolicy
+	const (
+		failJob    = kubeflowv1.FailJobAction
+		restartJob = kubeflowv1.RestartJobAction
+		ignore     = kubeflowv1.RestartJobAndIgnoreMaxRestartsAction
+		perPod     = kubeflowv1.UseReplicaRestartPolicyAction
+		in         = kubeflowv1.FailurePolicyOnExitCodesOpIn
+		notIn      = kubeflowv1.FailurePolicyOnExitCodesOpNotIn
+	)
+	backoffMessage := "Job j has failed because it has reached the specified backoff limit"
+	cases := []struct {
+		name    string
+		s       Scenario
+		want    State
+		effects []Effect
+		// moot are the steps on an attempt that was over.
+		moot []int
+	}{
+		{
+			name: "no rule matches: RestartJob, counted; restartCount untouched; the new attempt runs on",
+			s: Scenario{Kind: kubeflowv1.PyTorchJobKind, Replicas: []ReplicaSet{rs(master, 1, never), rs(worker, 1, never)},
+				FailurePolicy: fp(1).Obj(),
+				Steps:         []Step{step(worker, 0, Fail, 1), at(1, step(master, 0, Succeed, 0))}},
+			want: State{Phase: PhaseSucceeded, Reason: "PyTorchJobSucceeded", Message: "PyTorchJob j is successfully completed.",
+				Restarts: 1, RestartsCountTowardsMax: 1, Succeeded: map[kubeflowv1.ReplicaType]int32{master: 1}},
+			effects: []Effect{EffectRestart, EffectFinished},
+		},
+		{
+			name: "budget spent: the next counted restart fails the job, naming the limit",
+			s: Scenario{Kind: kubeflowv1.JAXJobKind, Replicas: []ReplicaSet{rs(worker, 2, onFailure)},
+				FailurePolicy: fp(1).Obj(),
+				Steps:         []Step{step(worker, 0, Fail, 1), at(1, step(worker, 1, Fail, 2))}},
+			want: State{Phase: PhaseFailed, Reason: "JAXJobFailed", Restarts: 1, RestartsCountTowardsMax: 1,
+				MessageParts: []string{"j-worker-1", "maxRestarts", "jax", "exited with code 2"}},
+			effects: []Effect{EffectRestart, EffectFinished},
+		},
+		{
+			name: "maxRestarts 0: a RestartJob rule fails at once, naming the rule and the limit",
+			s: Scenario{Kind: kubeflowv1.JAXJobKind, Replicas: []ReplicaSet{rs(worker, 1, always)},
+				FailurePolicy: fp(0).Rule("rule0-restart", restartJob).Obj(),
+				Steps:         []Step{step(worker, 0, Evict, 137)}},
+			want: State{Phase: PhaseFailed, Reason: "JAXJobFailed",
+				MessageParts: []string{"j-worker-0", "rule0-restart", "maxRestarts", "jax", "exited with code 137"}},
+			effects: []Effect{EffectFinished},
+		},
+		{
+			name: "ignored restarts neither count nor run out",
+			s: Scenario{Kind: kubeflowv1.XGBoostJobKind, Replicas: []ReplicaSet{rs(master, 1, never), rs(worker, 1, never)},
+				FailurePolicy: fp(0).Rule("rule0-ignore", ignore).OnPodCondition(corev1.DisruptionTarget).Obj(),
+				Steps:         []Step{step(worker, 0, Evict, 137), at(1, step(master, 0, APIEvict, 0)), at(2, step(worker, 0, Evict, 1))}},
+			want:    State{Phase: PhaseRunning, Restarts: 3},
+			effects: []Effect{EffectRestart, EffectRestart, EffectRestart},
+		},
+		{
+			name: "rules in order: the first match wins",
+			s: Scenario{Kind: kubeflowv1.PyTorchJobKind, Replicas: []ReplicaSet{rs(worker, 2, onFailure)},
+				FailurePolicy: fp(2).Rule("rule0-restart", restartJob).OnExitCodes("", in, 1).Rule("rule1-fail", failJob).Obj(),
+				Steps:         []Step{step(worker, 0, Fail, 1), at(1, step(worker, 1, Fail, 2))}},
+			want: State{Phase: PhaseFailed, Reason: "PyTorchJobFailed", Restarts: 1, RestartsCountTowardsMax: 1,
+				MessageParts: []string{"j-worker-1", "rule1-fail", "pytorch", "exited with code 2"}},
+			effects: []Effect{EffectRestart, EffectFinished},
+		},
+		{
+			name: "the earliest failure is judged: a later one matching FailJob is never judged",
+			s: Scenario{Kind: kubeflowv1.PaddleJobKind, Replicas: []ReplicaSet{rs(worker, 2, never)},
+				FailurePolicy: fp(1).Rule("rule0-fail", failJob).OnExitCodes("", in, 3).Obj(),
+				Steps:         []Step{step(worker, 0, Fail, 1), then(step(worker, 1, Fail, 3))}},
+			want:    State{Phase: PhaseRunning, Restarts: 1, RestartsCountTowardsMax: 1},
+			effects: []Effect{EffectRestart, EffectNone},
+			moot:    []int{1},
+		},
+		{
+			name: "the earliest failure is judged: FailJob, whatever comes after",
+			s: Scenario{Kind: kubeflowv1.PaddleJobKind, Replicas: []ReplicaSet{rs(worker, 3, onFailure)},
+				FailurePolicy: fp(1).Rule("rule0-fail", failJob).OnExitCodes("paddle", in, 3, 4).Obj(),
+				Steps:         []Step{step(worker, 2, MainExit, 3), then(step(worker, 0, Evict, 1)), then(step(worker, 1, Delete, 0))}},
+			want: State{Phase: PhaseFailed, Reason: "PaddleJobFailed",
+				MessageParts: []string{"j-worker-2", "rule0-fail", "paddle", "exited with code 3"}},
+			effects: []Effect{EffectFinished, EffectNone, EffectNone},
+			moot:    []int{1, 2},
+		},
+		{
+			name: "UseReplicaRestartPolicy hands the failure to the replica's policy, then the next one is judged",
+			s: Scenario{Kind: kubeflowv1.JAXJobKind, Replicas: []ReplicaSet{rs(worker, 2, onFailure)},
+				FailurePolicy: fp(1).Rule("rule0-per-pod", perPod).OnExitCodes("", in, 137).Obj(),
+				Steps:         []Step{step(worker, 0, Fail, 137), then(step(worker, 1, Fail, 1))}},
+			want:    State{Phase: PhaseRunning, RestartCount: 1, Restarts: 1, RestartsCountTowardsMax: 1},
+			effects: []Effect{EffectRetry, EffectRestart},
+		},
+		{
+			name: "UseReplicaRestartPolicy under Never fails the job as v1 does",
+			s: Scenario{Kind: kubeflowv1.JAXJobKind, Replicas: []ReplicaSet{rs(worker, 2, never)},
+				FailurePolicy: fp(1).Rule("rule0-per-pod", perPod).Obj(),
+				Steps:         []Step{step(worker, 1, Fail, 137), then(step(worker, 0, Fail, 1))}},
+			want: State{Phase: PhaseFailed, Reason: "JAXJobFailed", Message: "JAXJob j is failed because 1 Worker replica(s) failed.",
+				MessageParts: []string{"j-worker-1", "exited with code 137"}},
+			effects: []Effect{EffectFinished, EffectNone},
+			moot:    []int{1},
+		},
+		{
+			name: "backoffLimit bounds the failures handed back, not whole-job restarts",
+			s: Scenario{Kind: kubeflowv1.JAXJobKind, Replicas: []ReplicaSet{rs(worker, 1, onFailure)}, BackoffLimit: backoff(1),
+				FailurePolicy: fp(2).Rule("rule0-per-pod", perPod).OnExitCodes("", in, 1).Obj(),
+				Steps:         []Step{step(worker, 0, Fail, 2), at(1, step(worker, 0, Fail, 1)), at(1, step(worker, 0, Fail, 1))}},
+			want: State{Phase: PhaseFailed, Reason: "JAXJobFailed", Message: backoffMessage,
+				RestartCount: 1, Restarts: 1, RestartsCountTowardsMax: 1},
+			effects: []Effect{EffectRestart, EffectRetry, EffectFinished},
+		},
+		{
+			name: "targetReplicaTypes narrow a rule",
+			s: Scenario{Kind: kubeflowv1.PyTorchJobKind, Replicas: []ReplicaSet{rs(master, 1, never), rs(worker, 1, never)},
+				FailurePolicy: fp(1).Rule("rule0-fail", failJob, master).Obj(),
+				Steps:         []Step{step(worker, 0, Fail, 1), at(1, step(master, 0, Fail, 1))}},
+			want: State{Phase: PhaseFailed, Reason: "PyTorchJobFailed", Restarts: 1, RestartsCountTowardsMax: 1,
+				MessageParts: []string{"j-master-0", "rule0-fail", "pytorch", "exited with code 1"}},
+			effects: []Effect{EffectRestart, EffectFinished},
+		},
+		{
+			name: "NotIn matches non-zero codes not listed; a deletion has no code",
+			s: Scenario{Kind: kubeflowv1.TFJobKind, Replicas: []ReplicaSet{rs(worker, 2, exitCode)},
+				FailurePolicy: fp(2).Rule("rule0-fail", failJob).OnExitCodes("", notIn, 137).Obj(),
+				Steps:         []Step{step(worker, 0, Delete, 0), at(1, step(worker, 1, Fail, 137)), at(2, step(worker, 1, Fail, 1))}},
+			want: State{Phase: PhaseFailed, Reason: "TFJobFailed", Restarts: 2, RestartsCountTowardsMax: 2,
+				MessageParts: []string{"j-worker-1", "rule0-fail", "tensorflow", "exited with code 1"}},
+			effects: []Effect{EffectRestart, EffectRestart, EffectFinished},
+		},
+		{
+			name: "a rule on another container's exit code never matches the default container's",
+			s: Scenario{Kind: kubeflowv1.JAXJobKind, Replicas: []ReplicaSet{rs(worker, 1, never)},
+				FailurePolicy: fp(0).Rule("rule0-fail", failJob).OnExitCodes(sidecar, in, 1).Rule("rule1-ignore", ignore).Obj(),
+				Steps:         []Step{step(worker, 0, Fail, 1)}},
+			want:    State{Phase: PhaseRunning, Restarts: 1},
+			effects: []Effect{EffectRestart},
+		},
+		{
+			name: "DisruptionTarget: kubelet and API evictions have it, a plain delete has not",
+			s: Scenario{Kind: kubeflowv1.MPIJobKind, Replicas: []ReplicaSet{rs(launcher, 1, never), rs(worker, 1, never)},
+				FailurePolicy: fp(0).Rule("rule0-ignore", ignore).OnPodCondition(corev1.DisruptionTarget).Obj(),
+				Steps:         []Step{step(worker, 0, APIEvict, 0), at(1, step(launcher, 0, Evict, 143)), at(2, step(worker, 0, Delete, 0))}},
+			want: State{Phase: PhaseFailed, Reason: "MPIJobFailed", Restarts: 2,
+				MessageParts: []string{"j-worker-0", "maxRestarts"}},
+			effects: []Effect{EffectRestart, EffectRestart, EffectFinished},
+		},
+		{
+			name: "a restart replaces succeeded pods too",
+			s: Scenario{Kind: kubeflowv1.JAXJobKind, Replicas: []ReplicaSet{rs(worker, 2, never)},
+				FailurePolicy: fp(1).Obj(),
+				Steps:         []Step{step(worker, 0, Succeed, 0), step(worker, 1, Fail, 1), at(1, step(worker, 1, Succeed, 0))}},
+			want:    State{Phase: PhaseRunning, Restarts: 1, RestartsCountTowardsMax: 1, Succeeded: map[kubeflowv1.ReplicaType]int32{worker: 1}},
+			effects: []Effect{EffectSucceeded, EffectRestart, EffectSucceeded},
+		},
+		{
+			name: "pods run with restartPolicy Never: a clean exit under Always succeeds",
+			s: Scenario{Kind: kubeflowv1.JAXJobKind, Namespace: "ns", Replicas: []ReplicaSet{rs(worker, 1, always)},
+				FailurePolicy: fp(0).Obj(),
+				Steps:         []Step{step(worker, 0, Succeed, 0)}},
+			want:    State{Phase: PhaseSucceeded, Reason: "JAXJobSucceeded", Message: "JAXJob ns/j successfully completed.", Succeeded: map[kubeflowv1.ReplicaType]int32{worker: 1}},
+			effects: []Effect{EffectFinished},
+		},
+		{
+			name: "a step on a pod of an attempt that is over is moot",
+			s: Scenario{Kind: kubeflowv1.JAXJobKind, Replicas: []ReplicaSet{rs(worker, 2, never)},
+				FailurePolicy: fp(1).Obj(),
+				Steps:         []Step{step(worker, 0, Fail, 1), step(worker, 1, Fail, 1)}},
+			want:    State{Phase: PhaseRunning, Restarts: 1, RestartsCountTowardsMax: 1},
+			effects: []Effect{EffectRestart, EffectNone},
+			moot:    []int{1},
+		},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			tc.s.Name = "j"
+			got, results := Predict(&tc.s)
+			if tc.want.Succeeded == nil {
+				tc.want.Succeeded = map[kubeflowv1.ReplicaType]int32{}
+			}
+			if !reflect.DeepEqual(got, tc.want) {
+				t.Errorf("final state\n got: %s\nwant: %s", got, tc.want)
+			}
+			var effects []Effect
+			var moot []int
+			for i, r := range results {
+				effects = append(effects, r.Effect)
+				if r.Moot {
+					moot = append(moot, i)
+				}
+			}
+			if !reflect.DeepEqual(effects, tc.effects) {
+				t.Errorf("effects: got %v, want %v", effects, tc.effects)
+			}
+			if !reflect.DeepEqual(moot, tc.moot) {
+				t.Errorf("moot steps: got %v, want %v", moot, tc.moot)
+			}
+		})
+	}
+}
+
 // TestGenerate checks the generator's contract: reproducible per (seed,
-// index), steps only on running pods of a running job, in-place restarts
-// only where the kubelet restarts containers.
+// index), steps only on running pods of the current attempt of a running
+// job (a burst's later steps excepted: an earlier one may end the
+// attempt), in-place restarts only where the kubelet restarts containers,
+// bursts only of failures whose time order is their script order, and each
+// part of the failure policy exercised.
 func TestGenerate(t *testing.T) {
+	const n = 2000
 	phases := map[Phase]int{}
-	for i := 0; i < 2000; i++ {
+	seen := map[string]int{}
+	for i := 0; i < n; i++ {
 		s := Generate(42, i, "ns")
 		if again := Generate(42, i, "ns"); !reflect.DeepEqual(s, again) {
 			t.Fatalf("scenario %d is not reproducible", i)
 		}
+		if s.FailurePolicy != nil {
+			seen["failurePolicy"]++
+		}
+		if s.NoHold {
+			seen["noHold"]++
+		}
 		o := NewOracle(&s)
+		burstSlots, burstPerPod := map[Slot]bool{}, 0
 		for k, st := range s.Steps {
-			if o.Finished() {
-				t.Fatalf("%s: step %d after the job finished", s.String(), k)
+			if !st.Burst {
+				burstSlots, burstPerPod = map[Slot]bool{}, 0
+			} else {
+				seen["burst"]++
+				prev := s.Steps[k-1]
+				if s.FailurePolicy == nil || st.Attempt != prev.Attempt || !prev.Outcome.clientTimed() || !st.Outcome.failure() || st.Delay > 0 {
+					t.Fatalf("%s: step %d: a burst is failures of one attempt of a failure-policy job, each but the last timed by the test", s.String(), k)
+				}
 			}
-			live := false
-			for _, sl := range o.LiveSlots() {
-				live = live || sl == (Slot{st.Type, st.Index})
+			sl := Slot{st.Type, st.Index}
+			if burstSlots[sl] {
+				t.Fatalf("%s: step %d: a burst acts on a pod twice", s.String(), k)
 			}
-			if !live {
-				t.Fatalf("%s: step %d targets a pod that is not running", s.String(), k)
+			burstSlots[sl] = true
+			if !st.Burst {
+				if o.Finished() {
+					t.Fatalf("%s: step %d after the job finished", s.String(), k)
+				}
+				if st.Attempt != o.Attempt() {
+					t.Fatalf("%s: step %d on attempt %d, the job is on %d", s.String(), k, st.Attempt, o.Attempt())
+				}
+				live := false
+				for _, l := range o.LiveSlots() {
+					live = live || l == sl
+				}
+				if !live {
+					t.Fatalf("%s: step %d targets a pod that is not running", s.String(), k)
+				}
 			}
-			if p := s.Replica(st.Type).Policy; st.Outcome == Crash && p != always && p != onFailure {
+			p := s.Replica(st.Type).Policy
+			if st.Outcome == Crash && (s.FailurePolicy != nil || (p != always && p != onFailure)) {
 				t.Fatalf("%s: in-place restart under %s", s.String(), p)
 			}
-			o.Apply(st)
+			if st.Outcome == MainExit && s.FailurePolicy == nil {
+				t.Fatalf("%s: a main container's exit without a sidecar", s.String())
+			}
+			if (st.Outcome == Delete || st.Outcome == APIEvict) && st.Code != 0 && (s.NoHold || s.FailurePolicy != nil) {
+				t.Fatalf("%s: step %d: a deleted pod's code is timed after its deletion", s.String(), k)
+			}
+			if st.Burst || (k+1 < len(s.Steps) && s.Steps[k+1].Burst) {
+				if o.handsBack(st) {
+					if burstPerPod++; burstPerPod > 1 {
+						t.Fatalf("%s: step %d: a burst hands two failures to the per-pod rule", s.String(), k)
+					}
+				}
+			}
+			r := o.Apply(st)
+			if r.PerPod {
+				seen["per-pod"]++
+			}
+			seen["effect "+string(r.Effect)]++
+			if r.Moot {
+				seen["moot"]++
+			}
 		}
-		phases[o.State().Phase]++
+		final := o.State()
+		phases[final.Phase]++
+		if s.FailurePolicy != nil {
+			if final.Restarts > final.RestartsCountTowardsMax {
+				seen["ignored restart"]++
+			}
+			if final.Phase == PhaseFailed && final.Reason != "" && len(final.MessageParts) > 0 && final.Message == "" {
+				seen["failed by the policy"]++
+			}
+		}
 	}
-	t.Logf("final phases of 2000 scenarios: %v", phases)
+	t.Logf("final phases of %d scenarios: %v; seen: %v", n, phases, seen)
 	for _, p := range []Phase{PhaseRunning, PhaseSucceeded, PhaseFailed} {
 		if phases[p] < 200 {
 			t.Errorf("too few scenarios end %s: %v", p, phases)
+		}
+	}
+	for _, what := range []string{"failurePolicy", "noHold", "burst", "moot", "per-pod", "effect restart", "ignored restart", "failed by the policy"} {
+		if seen[what] < n/50 {
+			t.Errorf("too few %q: %d of %d scenarios", what, seen[what], n)
 		}
 	}
 }

@@ -15,11 +15,12 @@ limitations under the License.
 */
 
 // Package model is a randomized model test of the job engine's pod-failure
-// handling: scenarios (kind, replicas, restart policies, backoffLimit and a
-// script of per-pod-incarnation outcomes) are generated from a seed, run
-// against the real control plane with the operator in-process, and the final
-// job state is compared with a small oracle written from the spec
-// (/work/shared/spec/kubeflow-v1.md Part A and Part B4), not from the engine.
+// handling: scenarios (kind, replicas, restart policies, backoffLimit, an
+// optional failurePolicy and a script of per-pod-incarnation outcomes) are
+// generated from a seed, run against the real control plane with the
+// operator in-process, and the final job state is compared with a small
+// oracle written from the spec (/work/shared/spec/kubeflow-v1.md Part A and
+// Part B4, and the README's "Failure policy"), not from the engine.
 package model
 
 import (
@@ -27,6 +28,8 @@ import (
 	"math/rand/v2"
 	"strings"
 	"time"
+
+	corev1 "k8s.io/api/core/v1"
 
 	kubeflowv1 "github.com/seed-d8a409e9/training-operator/apis/kubeflow.org/v1"
 )
@@ -53,9 +56,28 @@ const (
 	// Delete is a user deleting the pod gracefully; Code as for APIEvict.
 	Delete Outcome = "delete"
 	// Succeed ends the container with exit code 0: phase Succeeded, except
-	// under restartPolicy Always where the kubelet restarts it in place.
+	// under restartPolicy Always where the kubelet restarts it in place (a
+	// job with a failure policy runs its pods with restartPolicy Never, so
+	// there it always succeeds).
 	Succeed Outcome = "succeed"
+	// MainExit ends the default container with Code while the sidecar keeps
+	// the pod Running: a failure only for a job with a failure policy (the
+	// only scenarios whose pods have a sidecar).
+	MainExit Outcome = "main-exit"
 )
+
+// failure reports an outcome that ends a pod's default container non-zero
+// or takes the pod away: what a failure policy judges.
+func (o Outcome) failure() bool {
+	return o != Succeed && o != Crash
+}
+
+// clientTimed are the failures whose time the test writes itself (the
+// container's finishedAt, the DisruptionTarget condition's time); a
+// deletion's time is the apiserver's.
+func (o Outcome) clientTimed() bool {
+	return o == Fail || o == Evict || o == MainExit
+}
 
 // ReplicaSet is one replica type of a scenario's job.
 type ReplicaSet struct {
@@ -69,14 +91,31 @@ type Step struct {
 	Type    kubeflowv1.ReplicaType
 	Index   int
 	Outcome Outcome
-	// Code is the container exit code of Crash, Fail and Evict.
+	// Code is the container exit code of Crash, Fail, Evict and MainExit.
 	Code int32
 	// Delay is the pause before the step, once its pod is running.
 	Delay time.Duration
+	// Attempt is the whole-job restart attempt (status.restarts) whose pod
+	// the step acts on: after a restart every pod is new, and a step must
+	// not act on a pod of an attempt that is over. Always 0 without a
+	// failure policy.
+	Attempt int32
+	// Burst: the step follows the previous one at once, without waiting for
+	// the operator in between, on another pod of the same attempt and one
+	// second later by the failure's recorded time. Steps of a burst are
+	// applied in script order, which is also their time order, so whatever
+	// the operator sees together, the earliest failure is the first step's.
+	Burst bool
 }
 
 func (s Step) String() string {
 	out := fmt.Sprintf("%s-%d %s", strings.ToLower(string(s.Type)), s.Index, s.Outcome)
+	if s.Attempt > 0 {
+		out = fmt.Sprintf("a%d:%s", s.Attempt, out)
+	}
+	if s.Burst {
+		out = "+" + out
+	}
 	if s.Outcome != Succeed {
 		out += fmt.Sprintf("(%d)", s.Code)
 	}
@@ -99,7 +138,28 @@ type Scenario struct {
 	BackoffLimit *int32
 	// AllWorkers sets a TFJob's successPolicy to AllWorkers.
 	AllWorkers bool
-	Steps      []Step
+	// FailurePolicy is the job's runPolicy.failurePolicy; its pods get a
+	// sidecar container (see MainExit).
+	FailurePolicy *kubeflowv1.FailurePolicy
+	// NoHold: the test keeps no deleted pod visible with its own finalizer,
+	// so that a pod of an untracked job (no backoffLimit, no failure
+	// policy) vanishes at once and the operator learns of it only from its
+	// delete event; a tracked job's pod stays by the operator's finalizer
+	// alone. A deleted pod's containers then have no exit code (Code 0).
+	NoHold bool
+	Steps  []Step
+}
+
+// Tracked reports a job whose pods carry the operator's tracking finalizer
+// (README "Failure accounting").
+func (s *Scenario) Tracked() bool {
+	return s.BackoffLimit != nil || s.FailurePolicy != nil
+}
+
+// Blocking reports a failure policy whose restarts create no pod of the new
+// attempt while a pod of the old one exists (BlockingRecreate, the default).
+func (s *Scenario) Blocking() bool {
+	return s.FailurePolicy != nil && s.FailurePolicy.RestartStrategy != kubeflowv1.RestartStrategyRecreate
 }
 
 // Replica returns the replica set of a type, or nil.
@@ -135,6 +195,19 @@ func (s *Scenario) String() string {
 	if s.AllWorkers {
 		b.WriteString(" successPolicy=AllWorkers")
 	}
+	if fp := s.FailurePolicy; fp != nil {
+		fmt.Fprintf(&b, " failurePolicy{maxRestarts=%d", fp.MaxRestarts)
+		if fp.RestartStrategy != "" {
+			fmt.Fprintf(&b, " %s", fp.RestartStrategy)
+		}
+		for _, r := range fp.Rules {
+			b.WriteString(" " + ruleString(r))
+		}
+		b.WriteString("}")
+	}
+	if s.NoHold {
+		b.WriteString(" noHold")
+	}
 	b.WriteString(" steps: [")
 	for i, st := range s.Steps {
 		if i > 0 {
@@ -144,6 +217,21 @@ func (s *Scenario) String() string {
 	}
 	b.WriteString("]")
 	return b.String()
+}
+
+// ruleString is a rule on one line: name:Action[targets](matcher).
+func ruleString(r kubeflowv1.FailurePolicyRule) string {
+	out := r.Name + ":" + string(r.Action)
+	if len(r.TargetReplicaTypes) > 0 {
+		out += fmt.Sprintf("%v", r.TargetReplicaTypes)
+	}
+	if ec := r.OnExitCodes; ec != nil {
+		out += fmt.Sprintf("(%s %s %v)", ec.ContainerName, ec.Operator, ec.Values)
+	}
+	for _, c := range r.OnPodConditions {
+		out += fmt.Sprintf("(%s=%s)", c.Type, c.Status)
+	}
+	return out
 }
 
 var policies = []kubeflowv1.RestartPolicy{
@@ -212,30 +300,124 @@ func Generate(seed uint64, index int, namespace string) Scenario {
 	if r.IntN(4) > 0 {
 		s.BackoffLimit = ptrTo(int32(r.IntN(5)))
 	}
+	if r.IntN(4) == 0 {
+		s.FailurePolicy = failurePolicy(r, &s)
+	}
+	s.NoHold = r.IntN(3) == 0
 
-	// Steps are drawn against the oracle so that each one targets a pod that
-	// still runs, and the script stops once the oracle says the job finished.
+	// Steps are drawn against the oracle so that each one targets a pod of
+	// the current attempt that still runs, and the script stops once the
+	// oracle says the job finished.
 	o := NewOracle(&s)
 	for n := 1 + r.IntN(7); n > 0 && !o.Finished(); n-- {
 		live := o.LiveSlots()
 		if len(live) == 0 {
 			break
 		}
-		slot := live[r.IntN(len(live))]
-		st := Step{Type: slot.Type, Index: slot.Index, Delay: delay(r)}
-		st.Outcome, st.Code = outcome(r, s.Replica(slot.Type).Policy)
-		s.Steps = append(s.Steps, st)
-		o.Apply(st)
+		r.Shuffle(len(live), func(i, j int) { live[i], live[j] = live[j], live[i] })
+		size := 1
+		if s.FailurePolicy != nil && len(live) > 1 && r.IntN(4) == 0 {
+			size = 2 + r.IntN(min(2, len(live)-1))
+		}
+		attempt, perPod := o.Attempt(), false
+	burst:
+		for k := 0; k < size; k++ {
+			slot := live[k]
+			st := Step{Type: slot.Type, Index: slot.Index, Attempt: attempt, Burst: k > 0}
+			if k == 0 {
+				st.Delay = delay(r)
+			}
+			if size == 1 {
+				st.Outcome, st.Code = outcome(r, &s, s.Replica(slot.Type).Policy)
+			}
+			// A burst hands at most one failure to the per-pod rule, which
+			// deals with all it sees in one pass together, as v1 does (the
+			// backoff check first, nothing counted when the pass fails the
+			// job): with two, the outcome would depend on whether the
+			// operator saw them apart. That holds for a later step the
+			// oracle finds moot too: the operator may see it in the same pass.
+			for try := 0; size > 1; try++ {
+				st.Outcome, st.Code = burstOutcome(r, &s, k == size-1)
+				if !perPod || !o.handsBack(st) {
+					break
+				}
+				if try == 4 {
+					break burst
+				}
+			}
+			s.Steps = append(s.Steps, st)
+			perPod = perPod || o.handsBack(st)
+			o.Apply(st)
+		}
 	}
 	return s
 }
 
+// failurePolicy draws a policy for s: maxRestarts 0-2, a strategy (unset
+// half the time: the default), and 0-3 rules of any action matching exit
+// codes, the DisruptionTarget condition or anything, some of them only for
+// one replica type.
+func failurePolicy(r *rand.Rand, s *Scenario) *kubeflowv1.FailurePolicy {
+	fp := &kubeflowv1.FailurePolicy{MaxRestarts: int32(r.IntN(3))}
+	switch r.IntN(4) {
+	case 0:
+		fp.RestartStrategy = kubeflowv1.RestartStrategyBlockingRecreate
+	case 1:
+		fp.RestartStrategy = kubeflowv1.RestartStrategyRecreate
+	}
+	actions := []kubeflowv1.FailurePolicyAction{
+		kubeflowv1.FailJobAction, kubeflowv1.RestartJobAction,
+		kubeflowv1.RestartJobAndIgnoreMaxRestartsAction, kubeflowv1.UseReplicaRestartPolicyAction,
+	}
+	// Short names that no message contains by accident.
+	short := map[kubeflowv1.FailurePolicyAction]string{
+		kubeflowv1.FailJobAction: "fail", kubeflowv1.RestartJobAction: "restart",
+		kubeflowv1.RestartJobAndIgnoreMaxRestartsAction: "ignore", kubeflowv1.UseReplicaRestartPolicyAction: "per-pod",
+	}
+	for i, n := 0, r.IntN(4); i < n; i++ {
+		action := actions[r.IntN(len(actions))]
+		rule := kubeflowv1.FailurePolicyRule{Name: fmt.Sprintf("rule%d-%s", i, short[action]), Action: action}
+		if r.IntN(3) == 0 {
+			rule.TargetReplicaTypes = []kubeflowv1.ReplicaType{s.Replicas[r.IntN(len(s.Replicas))].Type}
+		}
+		switch r.IntN(3) {
+		case 0:
+			ec := &kubeflowv1.FailurePolicyOnExitCodesRequirement{Operator: kubeflowv1.FailurePolicyOnExitCodesOpIn}
+			if r.IntN(4) == 0 {
+				ec.Operator = kubeflowv1.FailurePolicyOnExitCodesOpNotIn
+			}
+			if r.IntN(2) == 0 {
+				ec.ContainerName = defaultContainer(s.Kind)
+			}
+			for _, k := range r.Perm(len(exitCodes))[:1+r.IntN(3)] {
+				ec.Values = append(ec.Values, exitCodes[k])
+			}
+			rule.OnExitCodes = ec
+		case 1:
+			c := kubeflowv1.FailurePolicyOnPodConditionsPattern{Type: corev1.DisruptionTarget}
+			if r.IntN(2) == 0 {
+				c.Status = corev1.ConditionTrue // else the default, True
+			}
+			rule.OnPodConditions = []kubeflowv1.FailurePolicyOnPodConditionsPattern{c}
+		}
+		fp.Rules = append(fp.Rules, rule)
+	}
+	return fp
+}
+
 // outcome draws what happens to a pod; the mix depends on the policy so
 // that each policy sees its interesting cases.
-func outcome(r *rand.Rand, p kubeflowv1.RestartPolicy) (Outcome, int32) {
+func outcome(r *rand.Rand, s *Scenario, p kubeflowv1.RestartPolicy) (Outcome, int32) {
 	code := exitCodes[r.IntN(len(exitCodes))]
 	x := r.IntN(100)
-	if p == kubeflowv1.RestartPolicyAlways || p == kubeflowv1.RestartPolicyOnFailure {
+	if s.FailurePolicy != nil {
+		// Pods run with restartPolicy Never: no in-place restarts; the
+		// sidecar makes MainExit possible.
+		if x < 12 {
+			return MainExit, code
+		}
+		x = r.IntN(100)
+	} else if p == kubeflowv1.RestartPolicyAlways || p == kubeflowv1.RestartPolicyOnFailure {
 		if x < 30 {
 			if p == kubeflowv1.RestartPolicyAlways && r.IntN(4) == 0 {
 				code = 0 // Always restarts clean exits too
@@ -252,17 +434,46 @@ func outcome(r *rand.Rand, p kubeflowv1.RestartPolicy) (Outcome, int32) {
 		// by permanent codes too.
 		return Evict, []int32{137, 143, 1, 2}[r.IntN(4)]
 	case x < 57:
-		return APIEvict, killed(r)
+		return APIEvict, killed(r, s)
 	case x < 65:
-		return Delete, killed(r)
+		return Delete, killed(r, s)
 	default:
 		return Succeed, 0
 	}
 }
 
+// burstOutcome draws a failure of a burst: one whose time the test writes,
+// so that the burst's time order is its script order; the last step may also
+// be a deletion, whose time, the apiserver's, is the latest.
+func burstOutcome(r *rand.Rand, s *Scenario, last bool) (Outcome, int32) {
+	code := exitCodes[r.IntN(len(exitCodes))]
+	n := 3
+	if last {
+		n = 5
+	}
+	switch r.IntN(n) {
+	case 0:
+		return Fail, code
+	case 1:
+		return Evict, []int32{137, 143, 1, 2}[r.IntN(4)]
+	case 2:
+		return MainExit, code
+	case 3:
+		return APIEvict, killed(r, s)
+	default:
+		return Delete, killed(r, s)
+	}
+}
+
 // killed is the exit code a deleted pod's container ends with (0: the pod
-// goes before the kubelet records one).
-func killed(r *rand.Rand) int32 {
+// goes before the kubelet records one). Without the test's hold the pod
+// may be gone before a code could be written; with a failure policy the
+// code would come after the deletion the operator judges, and whether an
+// exit-code rule matches would depend on timing: both delete at code 0.
+func killed(r *rand.Rand, s *Scenario) int32 {
+	if s.NoHold || s.FailurePolicy != nil {
+		return 0
+	}
 	return []int32{0, 1, 137, 143}[r.IntN(4)]
 }
 
@@ -275,6 +486,25 @@ func delay(r *rand.Rand) time.Duration {
 	default:
 		return time.Duration(300+r.IntN(1700)) * time.Millisecond
 	}
+}
+
+// defaultContainer is the container whose exit code the engine reads (B1 §1.4).
+func defaultContainer(kind string) string {
+	switch kind {
+	case kubeflowv1.PyTorchJobKind:
+		return kubeflowv1.PyTorchJobDefaultContainerName
+	case kubeflowv1.TFJobKind:
+		return kubeflowv1.TFJobDefaultContainerName
+	case kubeflowv1.MPIJobKind:
+		return kubeflowv1.MPIJobDefaultContainerName
+	case kubeflowv1.XGBoostJobKind:
+		return kubeflowv1.XGBoostJobDefaultContainerName
+	case kubeflowv1.PaddleJobKind:
+		return kubeflowv1.PaddleJobDefaultContainerName
+	case kubeflowv1.JAXJobKind:
+		return kubeflowv1.JAXJobDefaultContainerName
+	}
+	return ""
 }
 
 func ptrTo[T any](v T) *T { return &v }
