@@ -17,7 +17,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	ctrlevent "sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	kubeflowv1 "github.com/seed-d8a409e9/training-operator/apis/kubeflow.org/v1"
 )
@@ -138,9 +140,24 @@ type podTracking struct {
 func (r *Reconciler) setupPodTracking(mgr ctrl.Manager) error {
 	pt := &podTracking{r: r}
 	kind := r.fw.Kind()
+	// Only pods of a job that cannot release them: make bench counted two
+	// passes here per pod of every restart while the job released them itself.
 	mine := func(o client.Object) bool {
 		ref := metav1.GetControllerOfNoCopy(o)
-		return ref != nil && ref.Kind == kind && hasTrackingFinalizer(o) && o.GetDeletionTimestamp() != nil
+		return ref != nil && ref.Kind == kind && hasTrackingFinalizer(o) && o.GetDeletionTimestamp() != nil &&
+			pt.orphaned(o.GetNamespace(), ref)
+	}
+	// A job deleted (or being deleted) after its pods' last event: their
+	// requests come from the job's own event.
+	jobGone := handler.Funcs{
+		UpdateFunc: func(_ context.Context, e ctrlevent.UpdateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			if e.ObjectOld.GetDeletionTimestamp() == nil && e.ObjectNew.GetDeletionTimestamp() != nil {
+				pt.enqueuePods(e.ObjectNew, q)
+			}
+		},
+		DeleteFunc: func(_ context.Context, e ctrlevent.DeleteEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			pt.enqueuePods(e.Object, q)
+		},
 	}
 	return ctrl.NewControllerManagedBy(mgr).
 		Named(r.fw.ControllerName()+"-pod-tracking").
@@ -150,8 +167,34 @@ func (r *Reconciler) setupPodTracking(mgr ctrl.Manager) error {
 			DeleteFunc:  func(ctrlevent.DeleteEvent) bool { return false },
 			GenericFunc: func(e ctrlevent.GenericEvent) bool { return mine(e.Object) },
 		})).
+		Watches(r.fw.NewJob(), jobGone).
 		WithOptions(controller.Options{MaxConcurrentReconciles: r.opts.MaxConcurrentReconciles}).
 		Complete(pt)
+}
+
+// orphaned reports whether the job ref names is gone from the cache,
+// replaced by a new job of its name, or being deleted.
+func (pt *podTracking) orphaned(ns string, ref *metav1.OwnerReference) bool {
+	job := pt.r.fw.NewJob()
+	err := pt.r.client.Get(context.Background(), types.NamespacedName{Namespace: ns, Name: ref.Name}, job, client.UnsafeDisableDeepCopy)
+	if err != nil {
+		return true // NotFound; any other error: the pass finds out
+	}
+	return job.GetUID() != ref.UID || job.GetDeletionTimestamp() != nil
+}
+
+// enqueuePods asks for the job's pods that carry the finalizer.
+func (pt *podTracking) enqueuePods(job client.Object, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+	var pl corev1.PodList
+	if err := pt.r.client.List(context.Background(), &pl, client.InNamespace(job.GetNamespace()),
+		client.MatchingFields{ControllerUIDIndex: string(job.GetUID())}, client.UnsafeDisableDeepCopy); err != nil {
+		return
+	}
+	for i := range pl.Items {
+		if hasTrackingFinalizer(&pl.Items[i]) {
+			q.Add(reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&pl.Items[i])})
+		}
+	}
 }
 
 func (pt *podTracking) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
