@@ -275,3 +275,22 @@ func (ch children) ofAttempt(n int32) (children, []*corev1.Pod) {
 	cur.allPods, cur.strayPods = keep(ch.allPods), keep(ch.strayPods)
 	return cur, old
 }
+
+// onlyPods is ch with only the failures' pods (for the per-pod rule).
+func (ch children) onlyPods(fs []jobFailure) children {
+	keep := make(map[*corev1.Pod]bool, len(fs))
+	for _, f := range fs {
+		keep[f.pod] = true
+	}
+	out := children{pods: make(map[kubeflowv1.ReplicaType]map[int]*corev1.Pod, len(ch.pods)), services: ch.services}
+	for rt, byIndex := range ch.pods {
+		out.pods[rt] = map[int]*corev1.Pod{}
+		for i, p := range byIndex {
+			if keep[p] {
+				out.pods[rt][i] = p
+				out.allPods = append(out.allPods, p)
+			}
+		}
+	}
+	return out
+}

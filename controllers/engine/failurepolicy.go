@@ -230,13 +230,27 @@ const wholeJobRestart = "is restarting the whole job"
 // applyFailurePolicy judges the current attempt's failures and records the
 // decision in the plan's status: Failed, or a restart (restarts raised,
 // Restarting with the rule, pod and budget). Deletions follow the write.
-func (r *Reconciler) applyFailurePolicy(job client.Object, cur children, p *plan, now metav1.Time) policyOutcome {
+func (r *Reconciler) applyFailurePolicy(job client.Object, cur children, specs map[kubeflowv1.ReplicaType]*kubeflowv1.ReplicaSpec, p *plan, now metav1.Time) policyOutcome {
 	st := &p.status
 	fp := r.fw.RunPolicy(job).FailurePolicy
 	kind, name := r.fw.Kind(), job.GetName()
-	v, _ := judge(fp, r.currentFailures(job, cur), r.fw.DefaultContainerName())
+	v, perPod := judge(fp, r.currentFailures(job, cur), r.fw.DefaultContainerName())
 	if v == nil {
+		// Only failures for the per-pod rule, which the pass applies next.
 		return policyNone
+	}
+	if len(perPod) > 0 {
+		// Failures before the one judged were handed to the per-pod rule:
+		// they come first. They may fail the job (v1's way), else their
+		// retries are counted, and then the later failure decides.
+		a := r.assess(job, cur.onlyPods(perPod), nil, specs, now.Time)
+		if r.failOnAssessment(p, job, a, now) {
+			return policyFailed
+		}
+		st.RestartCount += a.newlyCounted
+		for _, c := range a.counted {
+			st.CountedPods = append(st.CountedPods, string(c))
+		}
 	}
 	switch {
 	case v.action == kubeflowv1.FailJobAction:

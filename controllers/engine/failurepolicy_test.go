@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -135,7 +136,7 @@ func TestApplyFailurePolicy(t *testing.T) {
 		r := &Reconciler{fw: fakeFramework{}, inflight: inflight.New(nil, 0)}
 		p := &plan{status: *st.DeepCopy()}
 		ch := bucketChildren(job.Spec.PyTorchReplicaSpecs, pods, nil, nil)
-		return r.applyFailurePolicy(job, ch, p, metav1.NewTime(fpT0)), p
+		return r.applyFailurePolicy(job, ch, job.Spec.PyTorchReplicaSpecs, p, metav1.NewTime(fpT0)), p
 	}
 
 	out, p := run(fp(2).Obj(), kubeflowv1.JobStatus{}, failedWorker(0, 3, 0))
@@ -156,6 +157,27 @@ func TestApplyFailurePolicy(t *testing.T) {
 	out, p = run(fp(2).Obj(), kubeflowv1.JobStatus{Restarts: 3, RestartsCountTowardsMax: 2}, failedWorker(0, 3, 0))
 	if out != policyFailed || p.status.Restarts != 3 || !hasCondition(&p.status, kubeflowv1.JobFailed) || p.policyAction != "MaxRestartsReached" {
 		t.Errorf("budget spent: outcome %v, status %+v", out, p.status)
+	}
+
+	// A failure handed to the per-pod rule before the one that decides comes
+	// first (found by the model test: it was dropped). Under OnFailure it is
+	// counted, then the later failure restarts the job.
+	oom := fp(2).Rule("oom", kubeflowv1.UseReplicaRestartPolicyAction).OnExitCodes("", kubeflowv1.FailurePolicyOnExitCodesOpIn, 137).Obj()
+	runWith := func(rp kubeflowv1.RestartPolicy, policy *kubeflowv1.FailurePolicy, pods ...*corev1.Pod) (policyOutcome, *plan) {
+		job := testjobs.MakePyTorchJob("j", "ns").UID("job").Master(1).Workers(2).RestartPolicy(rp).FailurePolicy(policy).Obj()
+		r := &Reconciler{fw: fakeFramework{}, inflight: inflight.New(nil, 0)}
+		p := &plan{}
+		ch := bucketChildren(job.Spec.PyTorchReplicaSpecs, pods, nil, nil)
+		return r.applyFailurePolicy(job, ch, job.Spec.PyTorchReplicaSpecs, p, metav1.NewTime(fpT0)), p
+	}
+	out, p = runWith(kubeflowv1.RestartPolicyOnFailure, oom, failedWorker(0, 137, 0), failedWorker(1, 1, 1))
+	if out != policyRestarted || p.status.RestartCount != 1 || p.status.Restarts != 1 || len(p.status.CountedPods) != 1 {
+		t.Errorf("per-pod failure first (OnFailure): outcome %v, status %+v", out, p.status)
+	}
+	// Under Never the per-pod rule fails the job on it, as v1 does.
+	out, p = runWith(kubeflowv1.RestartPolicyNever, oom, failedWorker(0, 137, 0), failedWorker(1, 1, 1))
+	if c := getCondition(&p.status, kubeflowv1.JobFailed); out != policyFailed || c == nil || !strings.Contains(c.Message, "j-worker-0") || p.status.Restarts != 0 {
+		t.Errorf("per-pod failure first (Never): outcome %v, status %+v", out, p.status)
 	}
 
 	// A failure already counted per pod (countedPods) is not judged again.

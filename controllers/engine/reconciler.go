@@ -501,7 +501,7 @@ func (r *Reconciler) reconcile(ctx context.Context, job client.Object, p *plan) 
 	st.ReplicaStatuses = replicaStatuses(r.fw, name, specs, cur.allPods)
 	blockCreates := false
 	if fp != nil {
-		switch r.applyFailurePolicy(job, cur, p, now) {
+		switch r.applyFailurePolicy(job, cur, specs, p, now) {
 		case policyFailed:
 			return r.finishAfterWrite(p)
 		case policyRestarted:
@@ -519,13 +519,7 @@ func (r *Reconciler) reconcile(ctx context.Context, job client.Object, p *plan) 
 
 	a := r.assess(job, cur, r.vanished.pending(client.ObjectKeyFromObject(job), job.GetUID()), specs, now.Time)
 	p.vanished, p.counted = a.vanished, a.counted
-	switch {
-	case a.backoffExceeded(rp.BackoffLimit, st.RestartCount):
-		r.fail(p, job, kind+reasonFailed,
-			fmt.Sprintf("Job %s has failed because it has reached the specified backoff limit", name), corev1.EventTypeNormal, now)
-	case len(a.terminal) > 0:
-		r.fail(p, job, kind+reasonFailed, a.failureMessage(r.fw, job), corev1.EventTypeWarning, now)
-	default:
+	if !r.failOnAssessment(p, job, a, now) {
 		r.checkDeadline(p, job, rp, now)
 	}
 	if IsFinished(st) {
@@ -620,6 +614,22 @@ func (r *Reconciler) reconcile(ctx context.Context, job client.Object, p *plan) 
 		}
 	}
 	return extraErr
+}
+
+// failOnAssessment fails the job when the per-pod rule says so: the
+// backoff limit reached, or a failure its restart policy does not retry.
+func (r *Reconciler) failOnAssessment(p *plan, job client.Object, a assessment, now metav1.Time) bool {
+	kind := r.fw.Kind()
+	switch {
+	case a.backoffExceeded(r.fw.RunPolicy(job).BackoffLimit, p.status.RestartCount):
+		r.fail(p, job, kind+reasonFailed,
+			fmt.Sprintf("Job %s has failed because it has reached the specified backoff limit", job.GetName()), corev1.EventTypeNormal, now)
+	case len(a.terminal) > 0:
+		r.fail(p, job, kind+reasonFailed, a.failureMessage(r.fw, job), corev1.EventTypeWarning, now)
+	default:
+		return false
+	}
+	return true
 }
 
 // markRunning records Running=True; the first one ever is the job's start
