@@ -5,6 +5,8 @@ import (
 	"strings"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
@@ -14,6 +16,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	kubeflowv1 "github.com/seed-d8a409e9/training-operator/apis/kubeflow.org/v1"
 )
 
 // controllerOf is the job of kind gk that controls a child, if any. Job
@@ -95,6 +99,10 @@ func enqueueController(gk schema.GroupKind, delay time.Duration) handler.EventHa
 				enqueue(q, 0, e.ObjectOld, e.ObjectNew)
 				return
 			}
+			if urgent(e.ObjectOld, e.ObjectNew) {
+				enqueue(q, 0, e.ObjectOld, e.ObjectNew)
+				return
+			}
 			add(q, e.ObjectOld, e.ObjectNew)
 		},
 		// At once, as its terminating update: deletions are rare and the
@@ -106,4 +114,22 @@ func enqueueController(gk schema.GroupKind, delay time.Duration) handler.EventHa
 			add(q, e.Object)
 		},
 	}
+}
+
+// urgent are the pod updates a whole-job restart waits on, taken at once
+// rather than batched: a failure of a pod of a job with a failure policy
+// (every rank of the job hangs until the restart), and the confirmed
+// deletion of a pod that carries the tracking finalizer (its successor
+// waits for the name). make bench's restart-policy had a child-event delay
+// on each step of the restart.
+func urgent(before, after client.Object) bool {
+	b, ok1 := before.(*corev1.Pod)
+	a, ok2 := after.(*corev1.Pod)
+	if !ok1 || !ok2 {
+		return false
+	}
+	if _, ok := a.Labels[kubeflowv1.RestartAttemptLabel]; ok && a.Status.Phase == corev1.PodFailed && b.Status.Phase != corev1.PodFailed {
+		return true
+	}
+	return hasTrackingFinalizer(a) && !deletionConfirmed(b) && deletionConfirmed(a)
 }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
@@ -97,5 +98,42 @@ func TestEnqueueControllerBatchesChildEvents(t *testing.T) {
 	enqueueController(gk, -1).Update(ctx, ctrlevent.UpdateEvent{ObjectOld: pod, ObjectNew: pod}, q)
 	if len(q.now) != 2 || len(q.later) != 0 {
 		t.Errorf("no delay: now %v, later %v", q.now, q.later)
+	}
+}
+
+func TestUrgent(t *testing.T) {
+	fpPod := func() *testjobs.PodWrapper {
+		return testjobs.MakePod("p", "ns").Label(kubeflowv1.RestartAttemptLabel, "0").Phase(corev1.PodRunning)
+	}
+	confirmed := func(p *corev1.Pod, finalizer bool) *corev1.Pod {
+		now := metav1.Now()
+		p.DeletionTimestamp, p.DeletionGracePeriodSeconds = &now, new(int64)
+		if finalizer {
+			p.Finalizers = []string{kubeflowv1.PodTrackingFinalizer}
+		}
+		return p
+	}
+	terminating := func(finalizer bool) *corev1.Pod {
+		p := testjobs.MakePod("p", "ns").Phase(corev1.PodRunning).Terminating().Obj()
+		p.DeletionGracePeriodSeconds = ptr.To[int64](30)
+		if finalizer {
+			p.Finalizers = []string{kubeflowv1.PodTrackingFinalizer}
+		}
+		return p
+	}
+	for _, tc := range []struct {
+		name          string
+		before, after *corev1.Pod
+		want          bool
+	}{
+		{"failure-policy pod fails", fpPod().Obj(), fpPod().Phase(corev1.PodFailed).Obj(), true},
+		{"failure-policy pod already failed", fpPod().Phase(corev1.PodFailed).Obj(), fpPod().Phase(corev1.PodFailed).Reason("x").Obj(), false},
+		{"v1 pod fails", testjobs.MakePod("p", "ns").Phase(corev1.PodRunning).Obj(), testjobs.MakePod("p", "ns").Phase(corev1.PodFailed).Obj(), false},
+		{"tracked pod's deletion confirmed", terminating(true), confirmed(terminating(true), true), true},
+		{"untracked pod's deletion confirmed", terminating(false), confirmed(terminating(false), false), false},
+	} {
+		if got := urgent(tc.before, tc.after); got != tc.want {
+			t.Errorf("%s: urgent = %v, want %v", tc.name, got, tc.want)
+		}
 	}
 }
