@@ -34,6 +34,19 @@ func attemptOf(pod *corev1.Pod) int32 {
 	return int32(n)
 }
 
+// newestAttempt is the highest restart attempt among pods.
+func newestAttempt(pods []*corev1.Pod) int32 {
+	var n int32
+	for _, p := range pods {
+		n = max(n, attemptOf(p))
+	}
+	return n
+}
+
+// staleRetry is how soon a pass that found its copy of the job older than
+// the job's pods looks again (the watch brings the newer job sooner).
+const staleRetry = time.Second
+
 // jobFailure is a failure of a pod of the current attempt, as the failure
 // policy judges it.
 type jobFailure struct {

@@ -503,3 +503,37 @@ func TestReleaseOnce(t *testing.T) {
 		t.Errorf("PATCH requests = %d for one pod released three times, want 1", patches)
 	}
 }
+
+// A copy of the job older than its pods (status.restarts below a pod's
+// attempt: make chaos saw one after an apiserver restart) is never acted
+// on: the pass took the new attempt for an old one and replaced it.
+func TestStaleStatusIsNotActedOn(t *testing.T) {
+	job := testjobs.MakePyTorchJob("j", "ns").UID("job-uid").Master(1).Workers(1).
+		FailurePolicy(testjobs.MakeFailurePolicy(2).Obj()).Obj()
+	h := newHarness(t, fakeFramework{}, job, Options{}, interceptor.Funcs{})
+	for _, name := range []string{"j-master-0", "j-worker-0"} {
+		rt, idx := "master", "0"
+		if name == "j-worker-0" {
+			rt = "worker"
+		}
+		pod := testjobs.MakePod(name, "ns").Label(kubeflowv1.OperatorNameLabel, "fake-controller").
+			Label(kubeflowv1.JobNameLabel, "j").Label(kubeflowv1.ReplicaTypeLabel, rt).Label(kubeflowv1.ReplicaIndexLabel, idx).
+			Label(kubeflowv1.RestartAttemptLabel, "1").ControlledBy("PyTorchJob", "j", "job-uid").Phase(corev1.PodRunning).Obj()
+		pod.Spec.Containers = []corev1.Container{{Name: "pytorch", Image: "x"}}
+		if err := h.c.Create(context.Background(), pod); err != nil {
+			t.Fatal(err)
+		}
+	}
+	res, err := h.r.Reconcile(context.Background(), ctrl.Request{NamespacedName: h.key})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range h.pods() {
+		if p.DeletionTimestamp != nil || p.Labels[kubeflowv1.RestartAttemptLabel] != "1" {
+			t.Errorf("pod %s of attempt 1 touched by a pass that read restarts 0", p.Name)
+		}
+	}
+	if res.RequeueAfter == 0 {
+		t.Error("a stale pass must look again")
+	}
+}

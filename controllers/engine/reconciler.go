@@ -212,6 +212,8 @@ type plan struct {
 	// releasedOld says the pass releases the last held pods of an older
 	// attempt, after which the new attempt may be created.
 	releasedOld bool
+	// stale says the job's status is older than its pods: nothing is done.
+	stale bool
 	// transitions, for metrics
 	created, running, succeeded, failed, restarted bool
 }
@@ -467,7 +469,11 @@ func (r *Reconciler) reconcile(ctx context.Context, job client.Object, p *plan) 
 	st.CountedPods = stillPresent(st.CountedPods, pods)
 	p.pods = r.planPodEvents(ctx, job, IsFinished(st), ch.allPods)
 	// Whatever this pass decides, once its status is written (releasable).
-	defer func() { p.release, p.track, p.releasedOld = r.releasable(job, &p.status, ch) }()
+	defer func() {
+		if !p.stale {
+			p.release, p.track, p.releasedOld = r.releasable(job, &p.status, ch)
+		}
+	}()
 
 	if IsFinished(st) {
 		return r.finish(ctx, job, ch, p)
@@ -496,6 +502,16 @@ func (r *Reconciler) reconcile(ctx context.Context, job client.Object, p *plan) 
 	fp := rp.FailurePolicy
 	cur, old := ch, []*corev1.Pod(nil)
 	if fp != nil {
+		if n := newestAttempt(ch.allPods); n > st.Restarts {
+			// A pod of a later attempt than the job's status knows: the status
+			// was written, this copy of the job is older (make chaos saw one
+			// after an apiserver restart, and the pass took the new attempt for
+			// an old one and replaced it). Never act on it.
+			log.FromContext(ctx).Info("job status older than its pods' restart attempt, waiting for the cache", "restarts", st.Restarts, "attempt", n)
+			p.status, p.stale = *r.fw.Status(job).DeepCopy(), true
+			p.requeue(staleRetry)
+			return nil
+		}
 		cur, old = ch.ofAttempt(st.Restarts)
 	}
 	st.ReplicaStatuses = replicaStatuses(r.fw, name, specs, cur.allPods)
