@@ -388,7 +388,12 @@ func (r *Reconciler) releasable(job client.Object, st *kubeflowv1.JobStatus, ch 
 		if isOld {
 			old++
 		}
-		if (replaced && deletionConfirmed(pod)) || pod.Status.Phase == corev1.PodSucceeded || tolerated {
+		// A succeeded pod of a job with a failure policy is held until the job
+		// finishes (or the pod's attempt is replaced): were it deleted and
+		// gone, its slot would be filled again within the attempt, running a
+		// finished rank alone (make chaos: two pods in one attempt).
+		doneForGood := pod.Status.Phase == corev1.PodSucceeded && rp.FailurePolicy == nil
+		if (replaced && deletionConfirmed(pod)) || doneForGood || tolerated {
 			release = append(release, pod)
 			if isOld {
 				oldReleased++
