@@ -129,9 +129,9 @@ func check(in checkInput) ([]violation, checkStats) {
 		if finishedAt.IsZero() {
 			finishedAt = final.TerminalAt
 		}
-		dels := externalDeletions(pods, harness, finishedAt)
+		dels := externalDeletions(pods, harness, finishedAt, final.TerminalAt)
 		if e.MaxRestarts != nil {
-			dels = policyDeletions(pods, harness, finishedAt)
+			dels = policyDeletions(pods, harness, finishedAt, final.TerminalAt)
 		}
 		gap := overlapsGap(span[key], in.History.Gaps)
 		if gap {
@@ -251,14 +251,18 @@ type deletions struct {
 
 func (d deletions) total() int { return d.infraN + d.harness }
 
-func (d *deletions) add(p podObs, byHarness bool, decidedAt time.Time) {
+func (d *deletions) add(p podObs, byHarness bool, decidedAt, terminalCond time.Time) {
 	if byHarness {
 		d.harness++
 	} else {
 		d.infra[p.Name]++
 		d.infraN++
 	}
-	if !decidedAt.IsZero() && p.At.After(decidedAt) {
+	// After the deciding pod finish, or after the terminal condition's
+	// (whole) second began: a relist after an apiserver restart replays a
+	// finished job's cleanup deletions, without the pods' last phases, ahead
+	// of the job's own terminal update.
+	if (!decidedAt.IsZero() && p.At.After(decidedAt)) || (!terminalCond.IsZero() && p.At.After(terminalCond)) {
 		d.racing++
 	}
 }
@@ -266,7 +270,7 @@ func (d *deletions) add(p podObs, byHarness bool, decidedAt time.Time) {
 // externalDeletions finds the live pods deleted before the job finished by
 // anyone but the operator, which deletes only failed pods while a job runs
 // and cleans up only after it finished.
-func externalDeletions(pods []podObs, harness map[string]bool, terminalAt time.Time) deletions {
+func externalDeletions(pods []podObs, harness map[string]bool, terminalAt, terminalCond time.Time) deletions {
 	d := deletions{infra: map[string]int{}}
 	decidedAt := lastFinish(pods, terminalAt)
 	lastPhase := map[string]corev1.PodPhase{}
@@ -281,7 +285,7 @@ func externalDeletions(pods []podObs, harness map[string]bool, terminalAt time.T
 		}
 		counted[p.UID] = true
 		if !finished(lastPhase[p.UID]) && beforeFinish(p, harness[p.UID], terminalAt) {
-			d.add(p, harness[p.UID], decidedAt)
+			d.add(p, harness[p.UID], decidedAt, terminalCond)
 		}
 	}
 	return d
@@ -310,7 +314,7 @@ func beforeFinish(p podObs, byHarness bool, terminalAt time.Time) bool {
 // of the attempt, running ones too, so a deletion is someone else's only if
 // it is the attempt's first failure (in etcd order): the policy judges it,
 // and any failure after it in the same attempt is not judged.
-func policyDeletions(pods []podObs, harness map[string]bool, terminalAt time.Time) deletions {
+func policyDeletions(pods []podObs, harness map[string]bool, terminalAt, terminalCond time.Time) deletions {
 	d := deletions{infra: map[string]int{}}
 	decidedAt := lastFinish(pods, terminalAt)
 	ended := map[string]bool{} // attempts whose first failure was seen
@@ -330,7 +334,7 @@ func policyDeletions(pods []podObs, harness map[string]bool, terminalAt time.Tim
 			continue
 		}
 		ended[p.Attempt] = true
-		d.add(p, harness[p.UID], decidedAt)
+		d.add(p, harness[p.UID], decidedAt, terminalCond)
 	}
 	return d
 }
