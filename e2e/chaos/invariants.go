@@ -489,7 +489,21 @@ func checkOverlap(key string, e expectation, pods []podObs, add func(job, rule, 
 	blocking := e.Strategy != string(kubeflowv1.RestartStrategyRecreate)
 	present := map[string]podObs{} // by UID
 	seen := map[string]bool{}
+	// suspect are older pods that were present when a newer attempt's pod
+	// appeared, with that pod. An overlap is proven only once the older pod
+	// is seen again (terminating, or gone) afterwards: a relist after an
+	// apiserver restart replays a name's new pod without the old one's
+	// deletion, which then is never seen, and in between the old pod looked
+	// present.
+	suspect := map[string]podObs{}
 	for _, p := range pods {
+		if n, ok := suspect[p.UID]; ok {
+			a, _ := strconv.Atoi(n.Attempt)
+			b, _ := strconv.Atoi(p.Attempt)
+			add(key, ruleOverlap, "pod %s of attempt %d (uid %s) created while %s of attempt %d (uid %s) exists (%s)",
+				n.Name, a, n.UID, p.Name, b, p.UID, e.Strategy)
+			return
+		}
 		if p.Gone {
 			delete(present, p.UID)
 			continue
@@ -502,9 +516,9 @@ func checkOverlap(key string, e expectation, pods []podObs, add func(job, rule, 
 		for _, o := range present {
 			b, _ := strconv.Atoi(o.Attempt)
 			if b < a && (blocking || o.Name == p.Name) {
-				add(key, ruleOverlap, "pod %s of attempt %d (uid %s) created while %s of attempt %d (uid %s) exists (%s)",
-					p.Name, a, p.UID, o.Name, b, o.UID, e.Strategy)
-				return
+				if _, ok := suspect[o.UID]; !ok {
+					suspect[o.UID] = p
+				}
 			}
 		}
 		present[p.UID] = p
