@@ -41,10 +41,7 @@ type assessment struct {
 func (r *Reconciler) assess(job client.Object, ch children, gone []*corev1.Pod, specs map[kubeflowv1.ReplicaType]*kubeflowv1.ReplicaSpec, now time.Time) assessment {
 	var a assessment
 	j := r.jobRef(job)
-	counted := map[string]bool{}
-	for _, c := range r.fw.Status(job).CountedPods {
-		counted[c] = true
-	}
+	counted := countedSet(r.fw.Status(job).CountedPods)
 	tolerance, _ := r.fw.(FailureTolerance)
 	// With a failure policy, pods run with restartPolicy Never, and a default
 	// container that failed under a running sidecar is the pod's failure.
@@ -129,6 +126,15 @@ func (r *Reconciler) assess(job client.Object, ch children, gone []*corev1.Pod, 
 		a.counted = append(a.counted, pod.UID)
 	}
 	return a
+}
+
+// countedSet is status.countedPods as a set.
+func countedSet(uids []string) map[string]bool {
+	set := make(map[string]bool, len(uids))
+	for _, u := range uids {
+		set[u] = true
+	}
+	return set
 }
 
 // replicaTypeOf finds a vanished pod's replica in the job's spec by its

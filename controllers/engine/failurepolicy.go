@@ -301,10 +301,7 @@ func (r *Reconciler) applyFailurePolicy(job client.Object, cur children, specs m
 // counted or being deleted by us yet. Failures of replica types the
 // framework tolerates (TF's dynamic workers) stay with the per-pod rule.
 func (r *Reconciler) currentFailures(job client.Object, cur children) []jobFailure {
-	counted := map[string]bool{}
-	for _, c := range r.fw.Status(job).CountedPods {
-		counted[c] = true
-	}
+	counted := countedSet(r.fw.Status(job).CountedPods)
 	tolerance, _ := r.fw.(FailureTolerance)
 	j, dc := r.jobRef(job), r.fw.DefaultContainerName()
 	var out []jobFailure
@@ -368,10 +365,7 @@ func (r *Reconciler) releasable(job client.Object, st *kubeflowv1.JobStatus, ch 
 		return withFinalizer(ch.allPods), nil, false
 	}
 	old, oldReleased := 0, 0
-	counted := map[string]bool{}
-	for _, c := range st.CountedPods {
-		counted[c] = true
-	}
+	counted := countedSet(st.CountedPods)
 	tolerance, _ := r.fw.(FailureTolerance)
 	for _, pod := range ch.allPods {
 		if !hasTrackingFinalizer(pod) {

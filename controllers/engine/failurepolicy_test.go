@@ -197,14 +197,7 @@ func TestOfAttempt(t *testing.T) {
 	m, w0, w1 := pod("j-master-0", "master", "0", "2"), pod("j-worker-0", "worker", "0", "1"), pod("j-worker-1", "worker", "1", "2")
 	ch := bucketChildren(job.Spec.PyTorchReplicaSpecs, []*corev1.Pod{m, w0, w1}, nil, nil)
 	cur, old := ch.ofAttempt(2)
-	names := func(ps []*corev1.Pod) []string {
-		var out []string
-		for _, p := range ps {
-			out = append(out, p.Name)
-		}
-		return out
-	}
-	if diff := cmp.Diff([]string{"j-worker-0"}, names(old)); diff != "" {
+	if diff := cmp.Diff([]string{"j-worker-0"}, podNamesOf(old)); diff != "" {
 		t.Errorf("old (-want +got):\n%s", diff)
 	}
 	if cur.pods["Worker"][0] != nil || cur.pods["Worker"][1] != w1 || cur.pods["Master"][0] != m || len(cur.allPods) != 2 {
@@ -237,18 +230,11 @@ func TestReleasable(t *testing.T) {
 	all := []*corev1.Pod{running, succeeded, counted, failed, older, legacy, countedGone, olderGone}
 	ch := children{allPods: all}
 	r := &Reconciler{fw: fakeFramework{}}
-	names := func(ps []*corev1.Pod) []string {
-		var out []string
-		for _, p := range ps {
-			out = append(out, p.Name)
-		}
-		return out
-	}
 	job := testjobs.MakePyTorchJob("j", "ns").Workers(1).FailurePolicy(testjobs.MakeFailurePolicy(1).Obj()).Obj()
 	st := kubeflowv1.JobStatus{Restarts: 1, CountedPods: []string{"counted", "counted-gone"}}
 	release, track, lastOld := r.releasable(job, &st, ch)
 	// A succeeded pod of the current attempt is held while the job runs.
-	if diff := cmp.Diff([]string{"counted-gone", "older-gone"}, names(release)); diff != "" {
+	if diff := cmp.Diff([]string{"counted-gone", "older-gone"}, podNamesOf(release)); diff != "" {
 		t.Errorf("release while running (-want +got):\n%s", diff)
 	}
 	if lastOld {
@@ -258,19 +244,19 @@ func TestReleasable(t *testing.T) {
 	if _, _, lastOld := r.releasable(job, &st, ch2); !lastOld {
 		t.Error("the last old pod released: lastOld = false")
 	}
-	if diff := cmp.Diff([]string{"legacy"}, names(track)); diff != "" {
+	if diff := cmp.Diff([]string{"legacy"}, podNamesOf(track)); diff != "" {
 		t.Errorf("track (-want +got):\n%s", diff)
 	}
 	st.Conditions = []kubeflowv1.JobCondition{{Type: kubeflowv1.JobFailed, Status: corev1.ConditionTrue}}
 	release, track, _ = r.releasable(job, &st, ch)
-	if diff := cmp.Diff([]string{"running", "succeeded", "counted", "failed", "older", "counted-gone", "older-gone"}, names(release)); diff != "" || track != nil {
-		t.Errorf("release when finished (-want +got):\n%s (track %v)", diff, names(track))
+	if diff := cmp.Diff([]string{"running", "succeeded", "counted", "failed", "older", "counted-gone", "older-gone"}, podNamesOf(release)); diff != "" || track != nil {
+		t.Errorf("release when finished (-want +got):\n%s (track %v)", diff, podNamesOf(track))
 	}
 	// A job that is not tracked (no backoffLimit, no failurePolicy) keeps none.
 	plain := testjobs.MakePyTorchJob("j", "ns").Workers(1).Obj()
 	release, _, _ = r.releasable(plain, &kubeflowv1.JobStatus{}, ch)
 	if len(release) != 7 {
-		t.Errorf("untracked job keeps finalizers: released %v", names(release))
+		t.Errorf("untracked job keeps finalizers: released %v", podNamesOf(release))
 	}
 }
 
@@ -537,4 +523,13 @@ func TestStaleStatusIsNotActedOn(t *testing.T) {
 	if res.RequeueAfter == 0 {
 		t.Error("a stale pass must look again")
 	}
+}
+
+// podNamesOf lists the pods' names in order.
+func podNamesOf(ps []*corev1.Pod) []string {
+	var out []string
+	for _, p := range ps {
+		out = append(out, p.Name)
+	}
+	return out
 }

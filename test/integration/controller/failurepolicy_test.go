@@ -30,6 +30,15 @@ func exitPod(ctx context.Context, ns, name string, code int) {
 		client.RawPatch(types.MergePatchType, []byte(patch)))).To(Succeed())
 }
 
+// failExited waits until KWOK has finished the pod as Failed.
+func failExited(ctx context.Context, ns, name string) {
+	Eventually(func() corev1.PodPhase {
+		var p corev1.Pod
+		Expect(k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, &p)).To(Succeed())
+		return p.Status.Phase
+	}, timeout, interval).Should(Equal(corev1.PodFailed))
+}
+
 // attemptPodsRunning waits until n pods of the job run, all of attempt.
 func attemptPodsRunning(ctx context.Context, ns, job string, n int, attempt int32) []corev1.Pod {
 	var pods []corev1.Pod
@@ -125,17 +134,9 @@ var _ = Describe("failure policy", func() {
 		// The operator is stopped so that both failures are there at its next pass.
 		Expect(operator.Stop()).To(Succeed())
 		exitPod(ctx, ns, "ef-worker-0", 137)
-		Eventually(func() corev1.PodPhase {
-			var p corev1.Pod
-			Expect(k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "ef-worker-0"}, &p)).To(Succeed())
-			return p.Status.Phase
-		}, timeout, interval).Should(Equal(corev1.PodFailed))
+		failExited(ctx, ns, "ef-worker-0")
 		exitPod(ctx, ns, "ef-worker-1", 2)
-		Eventually(func() corev1.PodPhase {
-			var p corev1.Pod
-			Expect(k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "ef-worker-1"}, &p)).To(Succeed())
-			return p.Status.Phase
-		}, timeout, interval).Should(Equal(corev1.PodFailed))
+		failExited(ctx, ns, "ef-worker-1")
 		var err error
 		operator, err = util.StartOperator(restCfg, util.DefaultConfiguration())
 		Expect(err).NotTo(HaveOccurred())
