@@ -7,6 +7,7 @@ export GOFLAGS ?= -mod=mod
 export GOTOOLCHAIN ?= local
 
 CONTROLLER_GEN := go run sigs.k8s.io/controller-tools/cmd/controller-gen
+CRD_REF_DOCS := go run github.com/elastic/crd-ref-docs@v0.3.0
 GOLANGCI_LINT_VERSION := v2.15.0
 CACHE_ROOT := $(or $(TRAINING_OPERATOR_CACHE),$(XDG_CACHE_HOME),$(HOME)/.cache)/training-operator
 GOLANGCI_LINT := $(CACHE_ROOT)/tools/golangci-lint-$(GOLANGCI_LINT_VERSION)
@@ -23,6 +24,10 @@ all: build
 .PHONY: generate
 generate: ## Regenerate deepcopy code.
 	$(CONTROLLER_GEN) object:headerFile=hack/boilerplate.go.txt paths=./apis/...
+
+.PHONY: api-docs
+api-docs: ## Regenerate the API reference (docs/api-reference.md) from the Go types.
+	$(CRD_REF_DOCS) --log-level=ERROR --source-path=./apis --config=hack/api-docs.yaml --renderer=markdown --output-path=docs/api-reference.md
 
 .PHONY: manifests
 manifests: ## Regenerate CRDs, RBAC and webhook manifests.
@@ -61,11 +66,11 @@ lint: $(GOLANGCI_LINT) ## golangci-lint (built once into the cache).
 	$(GOLANGCI_LINT) run ./...
 
 .PHONY: verify
-verify: generate manifests fmt-check vet ## Fail when generated files are stale.
+verify: generate manifests api-docs fmt-check vet ## Fail when generated files are stale.
 	@git add -N . >/dev/null 2>&1 || true
-	@if ! git diff --quiet -- apis config charts; then \
-		echo "generated files are stale; run 'make generate manifests' and commit:"; \
-		git diff --stat -- apis config charts; exit 1; fi
+	@if ! git diff --quiet -- apis config charts docs; then \
+		echo "generated files are stale; run 'make generate manifests api-docs' and commit:"; \
+		git diff --stat -- apis config charts docs; exit 1; fi
 
 .PHONY: build
 build: ## Build the operator binary into bin/manager.
