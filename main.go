@@ -41,6 +41,7 @@ import (
 	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
 	ctrlconfig "sigs.k8s.io/controller-runtime/pkg/config"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
@@ -49,6 +50,7 @@ import (
 	configv1alpha1 "github.com/seed-d8a409e9/training-operator/apis/config/v1alpha1"
 	kubeflowv1 "github.com/seed-d8a409e9/training-operator/apis/kubeflow.org/v1"
 	"github.com/seed-d8a409e9/training-operator/controllers"
+	"github.com/seed-d8a409e9/training-operator/controllers/engine"
 	"github.com/seed-d8a409e9/training-operator/controllers/gang"
 	"github.com/seed-d8a409e9/training-operator/internal/cert"
 	"github.com/seed-d8a409e9/training-operator/internal/config"
@@ -80,12 +82,18 @@ func main() {
 	logOpts.BindFlags(flag.CommandLine)
 	var flags config.Flags
 	flags.Bind(flag.CommandLine)
+	releaseOnly := flag.Bool("release-pod-finalizers", false,
+		"Remove the pod-tracking finalizer from every pod of the operator's jobs (in --namespace, or all namespaces) and exit. "+
+			"The chart runs it when it is uninstalled.")
 	// --kubeconfig is registered on flag.CommandLine by controller-runtime.
 	flag.Parse()
 
 	logger := lazylog.New(zap.New(zap.UseFlagOptions(&logOpts)))
 	ctrl.SetLogger(logger)
 	klog.SetLogger(logger)
+	if *releaseOnly {
+		os.Exit(releasePodFinalizers(flags.Namespace))
+	}
 	if soft := memlimit.Set(os.DirFS("/")); soft > 0 {
 		setupLog.Info("soft memory limit from the container's cgroup limit", "bytes", soft)
 	}
@@ -244,4 +252,22 @@ func cacheSynced(c interface {
 		}
 		return nil
 	}
+}
+
+// releasePodFinalizers is the uninstall mode: nothing is left to count the
+// pods, so nothing may keep them from being deleted.
+func releasePodFinalizers(namespace string) int {
+	ctx := ctrl.SetupSignalHandler()
+	c, err := client.New(ctrl.GetConfigOrDie(), client.Options{})
+	if err != nil {
+		setupLog.Error(err, "unable to create a client")
+		return 1
+	}
+	n, err := engine.ReleaseAllPods(ctx, c, namespace)
+	if err != nil {
+		setupLog.Error(err, "unable to release pods", "namespace", namespace)
+		return 1
+	}
+	setupLog.Info("released the pod-tracking finalizer", "pods", n, "namespace", namespace)
+	return 0
 }

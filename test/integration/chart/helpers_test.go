@@ -218,6 +218,17 @@ func (m manifests) ofKind(kind string) manifests {
 }
 
 // keys lists "Kind ns/name" of every object, sorted.
+// withoutHooks leaves out Helm hooks (objects that exist only while a hook runs).
+func (m manifests) withoutHooks() manifests {
+	var out manifests
+	for _, o := range m {
+		if o.GetAnnotations()["helm.sh/hook"] == "" {
+			out = append(out, o)
+		}
+	}
+	return out
+}
+
 func (m manifests) keys() []string {
 	var out []string
 	for _, o := range m {

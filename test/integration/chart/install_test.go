@@ -488,7 +488,7 @@ func TestInstall(t *testing.T) {
 
 	t.Run("helm cluster-wide", func(t *testing.T) {
 		const ns = "training-operator"
-		out := c.helm(t, "install", "training-operator", chartDir, "--namespace", ns, "--create-namespace", "--wait", "--timeout", "3m")
+		out := c.helm(t, append([]string{"install", "training-operator", chartDir, "--namespace", ns, "--create-namespace", "--wait", "--timeout", "3m"}, kwokHookSucceeds...)...)
 		t.Logf("helm install:\n%s", out)
 		for _, want := range []string{"STATUS: deployed", "watches jobs in all namespaces", "Certificates: self-signed"} {
 			if !strings.Contains(out, want) {
@@ -531,6 +531,7 @@ func TestInstall(t *testing.T) {
 		var nodes corev1.NodeList
 		forbidden(t, "list Nodes", op.client.List(ctx, &nodes))
 		op.stop()
+		c.checkUninstallHook(t, "training-operator", ns, jobNS, "")
 
 		// An upgrade keeps what the operator wrote (certificates in the
 		// Secret, CA bundle and client config in the webhook
@@ -557,8 +558,8 @@ func TestInstall(t *testing.T) {
 	t.Run("helm namespace-scoped", func(t *testing.T) {
 		const ns, watch = "to-scoped", "team-scoped"
 		c.createNamespace(t, watch)
-		out := c.helm(t, "install", "to-scoped", chartDir, "--namespace", ns, "--create-namespace",
-			"--set", "watchNamespace="+watch, "--set", "enabledSchemes={PyTorchJob,TFJob}", "--wait", "--timeout", "3m")
+		out := c.helm(t, append([]string{"install", "to-scoped", chartDir, "--namespace", ns, "--create-namespace",
+			"--set", "watchNamespace=" + watch, "--set", "enabledSchemes={PyTorchJob,TFJob}", "--wait", "--timeout", "3m"}, kwokHookSucceeds...)...)
 		t.Logf("helm install (namespace-scoped):\n%s", out)
 		if !strings.Contains(out, "watches jobs in namespace "+watch) {
 			t.Errorf("helm install output:\n%s", out)
@@ -593,6 +594,7 @@ func TestInstall(t *testing.T) {
 			t.Errorf("list PyTorchJobs in the watched namespace: %v", err)
 		}
 		op.stop()
+		c.checkUninstallHook(t, "to-scoped", ns, watch, watch)
 	})
 
 }

@@ -28,6 +28,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -287,8 +288,8 @@ var valueSets = []valueSet{
 			if got := slices.Sorted(mapsKeysOf(g.namespaces)); !slices.Equal(got, []string{"team-b"}) {
 				t.Errorf("Roles in %v, want one in team-b", got)
 			}
-			if len(m.ofKind("Role")) != 1 {
-				t.Errorf("%d Roles, want 1", len(m.ofKind("Role")))
+			if roles := m.ofKind("Role").withoutHooks(); len(roles) != 1 {
+				t.Errorf("%d Roles besides hooks, want 1: %v", len(roles), roles.keys())
 			}
 		},
 	},
@@ -805,3 +806,64 @@ func hasPermission(rules []rbacv1.PolicyRule, group, resource, verb string) bool
 }
 
 func mapsKeysOf[V any](m map[string]V) iter.Seq[string] { return maps.Keys(m) }
+
+// TestUninstallHook: "helm uninstall" runs the operator image once more, with
+// --release-pod-finalizers, after the operator and its RBAC are gone, under
+// a ServiceAccount that may list and patch pods in the watched namespaces
+// only; every piece is a post-delete hook, and none is left behind.
+func TestUninstallHook(t *testing.T) {
+	for _, tc := range []struct {
+		name, watch, roleKind, roleNS string
+		args                          []string
+	}{
+		{name: "cluster-wide", roleKind: "ClusterRole", args: []string{"--release-pod-finalizers"}},
+		{name: "namespace-scoped", watch: "team-a", roleKind: "Role", roleNS: "team-a", args: []string{"--release-pod-finalizers", "--namespace=team-a"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			const ns, name = "kubeflow", "training-operator-uninstall"
+			m := render(t, ns, map[string]any{"watchNamespace": tc.watch})
+			hooks := manifests{}
+			for _, o := range m {
+				if o.GetAnnotations()["helm.sh/hook"] != "" {
+					hooks = append(hooks, o)
+				}
+			}
+			bindingKind := strings.TrimSuffix(tc.roleKind, "Role") + "RoleBinding"
+			want := []string{"ServiceAccount " + ns + "/" + name, tc.roleKind + " " + tc.roleNS + "/" + name,
+				bindingKind + " " + tc.roleNS + "/" + name, "Job " + ns + "/" + name}
+			if diff := cmp.Diff(slices.Sorted(slices.Values(want)), slices.Sorted(slices.Values(hooks.keys()))); diff != "" {
+				t.Fatalf("hooks (-want +got):\n%s", diff)
+			}
+			for _, o := range hooks {
+				a := o.GetAnnotations()
+				if a["helm.sh/hook"] != "post-delete" || a["helm.sh/hook-delete-policy"] != "before-hook-creation,hook-succeeded" {
+					t.Errorf("%s %s: annotations %v", o.GetKind(), o.GetName(), a)
+				}
+			}
+			rules := typed[rbacv1.ClusterRole](t, hooks.mustFind(t, tc.roleKind, tc.roleNS, name)).Rules
+			if diff := cmp.Diff([]rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: []string{"list", "patch"}}}, rules); diff != "" {
+				t.Errorf("hook rules (-want +got):\n%s", diff)
+			}
+			job := typed[batchv1.Job](t, hooks.mustFind(t, "Job", ns, name))
+			pod := job.Spec.Template.Spec
+			if pod.ServiceAccountName != name || len(pod.Containers) != 1 {
+				t.Fatalf("hook pod: serviceAccount %q, %d containers", pod.ServiceAccountName, len(pod.Containers))
+			}
+			if diff := cmp.Diff(tc.args, pod.Containers[0].Args); diff != "" {
+				t.Errorf("hook args (-want +got):\n%s", diff)
+			}
+			if pod.Containers[0].Image != deployment(t, m, ns).Spec.Template.Spec.Containers[0].Image {
+				t.Errorf("hook image %q is not the operator's", pod.Containers[0].Image)
+			}
+			if job.Spec.Template.Labels[selectorKey] == selectorValue {
+				t.Errorf("the hook pod carries the operator Service's selector %s=%s", selectorKey, selectorValue)
+			}
+		})
+	}
+	t.Run("disabled", func(t *testing.T) {
+		m := render(t, "kubeflow", map[string]any{"uninstallHook": map[string]any{"enabled": false}})
+		if len(m) == 0 || len(m.withoutHooks()) != len(m) {
+			t.Errorf("with uninstallHook.enabled=false: %d objects, %d hooks", len(m), len(m)-len(m.withoutHooks()))
+		}
+	})
+}
