@@ -55,9 +55,7 @@ import (
 	"github.com/seed-d8a409e9/training-operator/internal/cert"
 	"github.com/seed-d8a409e9/training-operator/internal/config"
 	"github.com/seed-d8a409e9/training-operator/internal/lazylog"
-	"github.com/seed-d8a409e9/training-operator/internal/memlimit"
 	"github.com/seed-d8a409e9/training-operator/internal/metricsauth"
-	"github.com/seed-d8a409e9/training-operator/internal/procs"
 	"github.com/seed-d8a409e9/training-operator/kinds"
 	"github.com/seed-d8a409e9/training-operator/webhooks"
 )
@@ -94,11 +92,6 @@ func main() {
 	if *releaseOnly {
 		os.Exit(releasePodFinalizers(flags.Namespace))
 	}
-	if soft := memlimit.Set(os.DirFS("/")); soft > 0 {
-		setupLog.Info("soft memory limit from the container's cgroup limit", "bytes", soft)
-	}
-	memlimit.TuneGC()
-	setupLog.Info("processors running Go code (GOMAXPROCS; set the variable to change it)", "count", procs.Set())
 
 	cfg, err := config.Build(flags.ConfigFile, &flags, config.ExplicitFlags(flag.CommandLine))
 	if err != nil {

@@ -71,6 +71,19 @@ var valueSets = []valueSet{
 			if *d.Spec.Replicas != 1 {
 				t.Errorf("replicas %d", *d.Spec.Replicas)
 			}
+			// The Go runtime is left to the platform; the chart makes the
+			// container's memory limit Go's soft limit, visibly.
+			var goEnv []corev1.EnvVar
+			for _, e := range d.Spec.Template.Spec.Containers[0].Env {
+				if strings.HasPrefix(e.Name, "GO") {
+					goEnv = append(goEnv, e)
+				}
+			}
+			wantEnv := []corev1.EnvVar{{Name: "GOMEMLIMIT", ValueFrom: &corev1.EnvVarSource{
+				ResourceFieldRef: &corev1.ResourceFieldSelector{ContainerName: "training-operator", Resource: "limits.memory"}}}}
+			if diff := cmp.Diff(wantEnv, goEnv); diff != "" {
+				t.Errorf("Go runtime environment (-want +got):\n%s", diff)
+			}
 			// Self-signed: the operator writes the files, so an emptyDir.
 			v := volume(t, d.Spec.Template.Spec, "cert")
 			if v.EmptyDir == nil || v.Secret != nil {
