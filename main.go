@@ -55,7 +55,7 @@ import (
 	"github.com/seed-d8a409e9/training-operator/internal/cert"
 	"github.com/seed-d8a409e9/training-operator/internal/config"
 	"github.com/seed-d8a409e9/training-operator/internal/lazylog"
-	"github.com/seed-d8a409e9/training-operator/internal/metricsauth"
+	"github.com/seed-d8a409e9/training-operator/internal/metricsfilter"
 	"github.com/seed-d8a409e9/training-operator/kinds"
 	"github.com/seed-d8a409e9/training-operator/webhooks"
 )
@@ -199,7 +199,7 @@ func newManager(cfg *configv1alpha1.Configuration, certs *cert.Provider) (ctrl.M
 		SecureServing: cfg.Metrics.Secure,
 	}
 	if cfg.Metrics.Secure {
-		metricsOpts.FilterProvider = metricsauth.Filter
+		metricsOpts.FilterProvider = metricsfilter.Filter
 	}
 
 	cacheOpts, err := controllers.CacheOptions(cfg, kinds.Controllers())

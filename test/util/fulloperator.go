@@ -37,7 +37,7 @@ import (
 	"github.com/seed-d8a409e9/training-operator/controllers"
 	"github.com/seed-d8a409e9/training-operator/controllers/gang"
 	"github.com/seed-d8a409e9/training-operator/internal/cert"
-	"github.com/seed-d8a409e9/training-operator/internal/metricsauth"
+	"github.com/seed-d8a409e9/training-operator/internal/metricsfilter"
 	"github.com/seed-d8a409e9/training-operator/kinds"
 	"github.com/seed-d8a409e9/training-operator/webhooks"
 )
@@ -55,7 +55,7 @@ type FullOperatorOptions struct {
 	Namespace string
 	// LeaderElection turns leader election on (Lease in Namespace).
 	LeaderElection bool
-	// MetricsSecure serves metrics over HTTPS behind metricsauth.Filter, as
+	// MetricsSecure serves metrics over HTTPS behind metricsfilter.Filter, as
 	// main.go does with metrics.secure; otherwise metrics are not served.
 	MetricsSecure bool
 	// CertResyncPeriod overrides how often the certificates are checked
@@ -143,7 +143,7 @@ func StartFullOperator(ctx context.Context, opts FullOperatorOptions) (*FullOper
 			return nil, err
 		}
 		op.MetricsAddr = fmt.Sprintf("127.0.0.1:%d", mport)
-		metricsOpts = metricsserver.Options{BindAddress: op.MetricsAddr, SecureServing: true, FilterProvider: metricsauth.Filter}
+		metricsOpts = metricsserver.Options{BindAddress: op.MetricsAddr, SecureServing: true, FilterProvider: metricsfilter.Filter}
 	}
 	cacheOpts, err := controllers.CacheOptions(cfg, kinds.Controllers())
 	if err != nil {
