@@ -66,11 +66,14 @@ import (
 	"github.com/seed-d8a409e9/training-operator/webhooks"
 )
 
-// RBAC for the Secret and the webhook configurations. The Makefile's rbac
-// generator only reads ./controllers/...; these markers document what the
-// operator's ClusterRole must grant for the built-in certificates.
-// +kubebuilder:rbac:groups="",resources=secrets,verbs=get;create;update
-// +kubebuilder:rbac:groups=admissionregistration.k8s.io,resources=mutatingwebhookconfigurations;validatingwebhookconfigurations,verbs=get;list;watch;create;update
+// RBAC for the built-in certificates: the one Secret and the operator's two
+// webhook configurations, by name (the chart and kustomize ship all three,
+// so no create: a rule with resourceNames cannot limit create). The chart
+// substitutes webhook.secretName. List and watch are by a metadata.name
+// field selector, which RBAC authorizes against resourceNames.
+// +kubebuilder:rbac:groups="",resources=secrets,verbs=get;update,resourceNames=training-operator-webhook-cert
+// +kubebuilder:rbac:groups=admissionregistration.k8s.io,resources=mutatingwebhookconfigurations,verbs=get;list;watch;update,resourceNames=defaulter.training-operator.kubeflow.org
+// +kubebuilder:rbac:groups=admissionregistration.k8s.io,resources=validatingwebhookconfigurations,verbs=get;list;watch;update,resourceNames=validator.training-operator.kubeflow.org
 
 const (
 	// EnvPodNamespace is the environment variable holding the operator's

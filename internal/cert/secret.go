@@ -66,6 +66,11 @@ func (p *Provider) ensureSecret(ctx context.Context) (map[string][]byte, error) 
 			if apierrors.IsAlreadyExists(err) {
 				continue // another replica was first; use its certificates
 			}
+			if apierrors.IsForbidden(err) {
+				// Installed RBAC names the Secret and grants no create.
+				return nil, fmt.Errorf("the Secret is missing and the operator may only fill it, not create it: "+
+					"re-install it (helm upgrade, or kubectl apply -k): %w", err)
+			}
 		} else {
 			if secret.Data == nil {
 				secret.Data = map[string][]byte{}

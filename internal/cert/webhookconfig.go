@@ -90,6 +90,12 @@ func (p *Provider) updateConfiguration(ctx context.Context, name string, obj cli
 		obj.SetName(name)
 		mutate()
 		if err := p.writer.Create(ctx, obj); err != nil && !apierrors.IsAlreadyExists(err) {
+			if apierrors.IsForbidden(err) {
+				// Installed RBAC names the configuration and grants no create
+				// (only the local sandbox creates it).
+				return fmt.Errorf("webhook configuration %s is missing and the operator may only update it, not create it: "+
+					"re-install it (helm upgrade, or kubectl apply -k): %w", name, err)
+			}
 			return fmt.Errorf("creating webhook configuration %s: %w", name, err)
 		}
 		p.log.Info("created webhook configuration", "name", name)

@@ -110,6 +110,11 @@ and "operator" (Role in the release namespace) rule lists, as JSON.
 {{- $cluster := $g.cluster | default list -}}
 {{- if $selfSigned }}{{ $cluster = concat $cluster ($g.webhookConfigurations | default list) }}{{ end -}}
 {{- $operator := $g.operatorNamespace | default list -}}
-{{- if $selfSigned }}{{ $operator = concat ($g.certificateSecret | default list) $operator }}{{ end -}}
+{{- if $selfSigned }}
+{{- /* The generated rules name the default Secret; grant the configured one. */ -}}
+{{- $secret := list -}}
+{{- range $g.certificateSecret | default list }}{{ $secret = append $secret (set (deepCopy .) "resourceNames" (list $.Values.webhook.secretName)) }}{{ end -}}
+{{- $operator = concat $secret $operator }}
+{{- end -}}
 {{- toJson (dict "cluster" $cluster "jobs" ($g.jobNamespaces | default list) "operator" $operator) -}}
 {{- end -}}

@@ -259,7 +259,7 @@ var valueSets = []valueSet{
 					t.Errorf("team-a Role lacks %v", want)
 				}
 			}
-			for _, want := range [][3]string{{"", "secrets", "create"}, {"coordination.k8s.io", "leases", "update"}, {"", "events", "create"}} {
+			for _, want := range [][3]string{{"", "secrets", "update"}, {"coordination.k8s.io", "leases", "update"}, {"", "events", "create"}} {
 				if !hasPermission(g.namespaces["ml-system"], want[0], want[1], want[2]) {
 					t.Errorf("operator namespace Role lacks %v", want)
 				}
@@ -814,8 +814,15 @@ func port(t *testing.T, c corev1.Container, name string) int32 {
 }
 
 // hasPermission reports whether rules grant verb on group/resource.
+// hasPermission reports whether rules allow verb on resource, on every
+// object or on named ones.
 func hasPermission(rules []rbacv1.PolicyRule, group, resource, verb string) bool {
-	return expand(rules)[ruleKey{Group: group, Resource: resource, Verb: verb}]
+	for k := range expand(rules) {
+		if k.Group == group && k.Resource == resource && k.Verb == verb {
+			return true
+		}
+	}
+	return false
 }
 
 func mapsKeysOf[V any](m map[string]V) iter.Seq[string] { return maps.Keys(m) }
@@ -879,4 +886,51 @@ func TestUninstallHook(t *testing.T) {
 			t.Errorf("with uninstallHook.enabled=false: %d objects, %d hooks", len(m), len(m)-len(m.withoutHooks()))
 		}
 	})
+}
+
+// TestSensitiveRulesNamed: in every values set, a rule on Secrets or on
+// webhook configurations names the objects it covers (the operator's one
+// Secret and two configurations) and grants no create, so the operator can
+// neither read other Secrets nor create or rewrite another admission
+// webhook in the cluster.
+func TestSensitiveRulesNamed(t *testing.T) {
+	sensitive := map[string]bool{"secrets": true, "mutatingwebhookconfigurations": true, "validatingwebhookconfigurations": true}
+	for _, vs := range append(valueSets, valueSet{name: "custom secret name", ns: "kubeflow", values: map[string]any{"webhook": map[string]any{"secretName": "my-cert"}}}) {
+		t.Run(vs.name, func(t *testing.T) {
+			secretName := "training-operator-webhook-cert"
+			if wh, ok := vs.values["webhook"].(map[string]any); ok && wh["secretName"] != nil {
+				secretName = wh["secretName"].(string)
+			}
+			allowed := map[string][]string{
+				"secrets":                         {secretName},
+				"mutatingwebhookconfigurations":   {"defaulter.training-operator.kubeflow.org"},
+				"validatingwebhookconfigurations": {"validator.training-operator.kubeflow.org"},
+			}
+			m := render(t, vs.ns, vs.values)
+			checked := 0
+			for _, o := range append(m.ofKind("ClusterRole"), m.ofKind("Role")...) {
+				for i, r := range typed[rbacv1.ClusterRole](t, o).Rules {
+					for _, res := range r.Resources {
+						if !sensitive[res] && res != "*" {
+							continue
+						}
+						checked++
+						where := fmt.Sprintf("%s %s/%s rules[%d] (%s)", o.GetKind(), o.GetNamespace(), o.GetName(), i, res)
+						if len(r.ResourceNames) == 0 {
+							t.Errorf("%s has no resourceNames", where)
+						}
+						for _, n := range r.ResourceNames {
+							if !slices.Contains(allowed[res], n) {
+								t.Errorf("%s names %q, want only %v", where, n, allowed[res])
+							}
+						}
+						if slices.Contains(r.Verbs, "create") || slices.Contains(r.Verbs, "*") {
+							t.Errorf("%s grants %v", where, r.Verbs)
+						}
+					}
+				}
+			}
+			t.Logf("%d sensitive rule entries checked", checked)
+		})
+	}
 }

@@ -329,10 +329,13 @@ func (w *workload) run(op *util.FullOperator) {
 	})
 	w.change(pg, func() { _ = unstructured.SetNestedField(pg.Object, "Inqueue", "status", "phase") })
 
-	// Certificates: a deleted Secret and webhook configuration come back.
+	// Certificates: the operator may not create its Secret or webhook
+	// configurations (their rules name them, without create); deleted and
+	// re-installed empty, as "helm upgrade" would, they are filled again.
 	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: releaseNamespace, Name: w.s.config.Webhook.SecretName}}
 	w.step("delete the certificate Secret", w.s.k8s.Delete(w.ctx, secret))
-	w.until("certificate Secret re-created", func(ctx context.Context) (bool, error) {
+	w.step("re-install the certificate Secret", w.s.k8s.Create(w.ctx, w.s.chartObject("Secret", secret.Name).DeepCopy()))
+	w.until("certificate Secret filled again", func(ctx context.Context) (bool, error) {
 		err := w.s.k8s.Get(ctx, client.ObjectKeyFromObject(secret), secret)
 		return err == nil && len(secret.Data) > 0, nil
 	})
@@ -344,8 +347,19 @@ func (w *workload) run(op *util.FullOperator) {
 		whc.SetGroupVersionKind(schema.GroupVersionKind{Group: "admissionregistration.k8s.io", Version: "v1", Kind: kind})
 		whc.SetName(name)
 		w.step("delete the "+kind, w.s.k8s.Delete(w.ctx, whc))
-		w.until(kind+" re-created", func(ctx context.Context) (bool, error) {
-			return w.s.k8s.Get(ctx, client.ObjectKeyFromObject(whc), whc) == nil, nil
+		w.step("re-install the "+kind, w.s.k8s.Create(w.ctx, w.s.chartObject(kind, name).DeepCopy()))
+		w.until(kind+" CA bundle injected again", func(ctx context.Context) (bool, error) {
+			if err := w.s.k8s.Get(ctx, client.ObjectKeyFromObject(whc), whc); err != nil {
+				return false, nil
+			}
+			hooks, _, _ := unstructured.NestedSlice(whc.Object, "webhooks")
+			for _, h := range hooks {
+				ca, _, _ := unstructured.NestedString(h.(map[string]any), "clientConfig", "caBundle")
+				if ca == "" {
+					return false, nil
+				}
+			}
+			return len(hooks) > 0, nil
 		})
 	}
 
