@@ -88,6 +88,10 @@ image: ## Build the container image $(IMG) (needs Docker).
 controlplane: ## Build (once, cached) etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kwok, helm.
 	hack/controlplane.sh
 
+.PHONY: controlplane-kueue
+controlplane-kueue: ## The control plane plus Kueue (once, cached), which only the e2e suite uses.
+	hack/controlplane.sh --with-kueue
+
 ##@ Tests
 
 .PHONY: test
@@ -106,7 +110,7 @@ E2E_PROCS ?= 3
 GINKGO := go run github.com/onsi/ginkgo/v2/ginkgo
 
 .PHONY: e2e
-e2e: controlplane build ## End-to-end suite on the local control plane with fake GPU nodes (E2E_PROCS parallel processes).
+e2e: controlplane-kueue build ## End-to-end suite on the local control plane with fake GPU nodes (E2E_PROCS parallel processes).
 	KUBEBUILDER_ASSETS=$(CONTROLPLANE_BIN) $(GINKGO) --procs=$(E2E_PROCS) --timeout=$(TEST_TIMEOUT) -v ./e2e/suite
 
 # Fuzz targets (webhooks/fuzz_test.go): one per kind, defaulting then

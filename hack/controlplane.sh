@@ -2,7 +2,9 @@
 # Builds the local control plane (etcd, kube-apiserver, kube-controller-manager,
 # kube-scheduler, kwok, helm, kueue) from the Go module proxy into a cache folder
 # kept outside the clone, so fresh clones on the same machine reuse it.
-# Usage: hack/controlplane.sh [--print-dir]
+# Kueue (about 15 minutes cold on 2 cores) is built only with --with-kueue,
+# for the e2e suite, the one user of it.
+# Usage: hack/controlplane.sh [--print-dir] [--with-kueue]
 set -euo pipefail
 
 ETCD_VERSION=v3.6.16
@@ -20,10 +22,14 @@ bin="${dir}/bin"
 # bumping it does not rebuild kubernetes and adding it did not invalidate bin.
 kueue_dir="${cache_root}/controlplane/kueue-${KUEUE_VERSION}"
 
-if [[ "${1:-}" == "--print-dir" ]]; then
-  echo "${bin}"
-  exit 0
-fi
+with_kueue=false
+for arg in "$@"; do
+  case "${arg}" in
+    --print-dir) echo "${bin}"; exit 0 ;;
+    --with-kueue) with_kueue=true ;;
+    *) echo "usage: $0 [--print-dir] [--with-kueue]" >&2; exit 2 ;;
+  esac
+done
 
 # No ",direct": a refused module must fail fast instead of dialling VCS hosts.
 export GOPROXY="${GOPROXY_CONTROLPLANE:-https://proxy.golang.org}"
@@ -32,8 +38,32 @@ export GOTOOLCHAIN=local
 mkdir -p "${bin}"
 log() { echo "[controlplane] $(date +%H:%M:%S) $*" >&2; }
 
-have() { [[ -x "${bin}/$1" && -f "${bin}/.$1.ok" ]]; }
+have() {
+  if [[ -x "${bin}/$1" && -f "${bin}/.$1.ok" ]]; then
+    log "$1: cached"
+    return 0
+  fi
+  return 1
+}
 mark() { touch "${bin}/.$1.ok"; }
+
+# step runs a build step, saying every minute that it is still at work (a
+# cold build is long and go prints nothing while it compiles) and how long
+# it took.
+step() {
+  local what="$1"; shift
+  local t0; t0=$(date +%s)
+  ( while sleep 60; do log "${what}: still building ($(( $(date +%s) - t0 ))s)"; done ) &
+  local ticker=$!
+  local rc=0
+  "$@" || rc=$?
+  kill "${ticker}" 2>/dev/null || true
+  wait "${ticker}" 2>/dev/null || true
+  if (( rc == 0 )); then
+    log "${what}: built in $(( $(date +%s) - t0 ))s"
+  fi
+  return "${rc}"
+}
 
 build_etcd() {
   have etcd && return 0
@@ -54,7 +84,7 @@ package tools
 
 import _ "go.etcd.io/etcd/server/v3"
 EOM
-  (cd "${w}" && go mod tidy && go build -trimpath -ldflags='-s -w' -o "${bin}/etcd" go.etcd.io/etcd/server/v3)
+  step "etcd ${ETCD_VERSION}" bash -c 'cd "$1" && go mod tidy && go build -trimpath -ldflags="-s -w" -o "$2/etcd" go.etcd.io/etcd/server/v3' _ "${w}" "${bin}"
   mark etcd
 }
 
@@ -99,15 +129,16 @@ EOM
     ld+=" -X ${p}.gitVersion=${K8S_VERSION} -X ${p}.gitMajor=1 -X ${p}.gitMinor=${minor}"
     ld+=" -X ${p}.gitTreeState=clean -X ${p}.buildDate=2026-01-01T00:00:00Z"
   done
-  (cd "${w}" && go mod tidy && go build -trimpath -ldflags="${ld}" -o "${bin}/" \
-    k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager k8s.io/kubernetes/cmd/kube-scheduler)
+  step "kubernetes ${K8S_VERSION} (kube-apiserver, kube-controller-manager, kube-scheduler; the longest step)" \
+    bash -c 'cd "$1" && go mod tidy && go build -trimpath -ldflags="$2" -o "$3/" \
+      k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager k8s.io/kubernetes/cmd/kube-scheduler' _ "${w}" "${ld}" "${bin}"
   mark kube-apiserver; mark kube-controller-manager; mark kube-scheduler
 }
 
 build_kwok() {
   have kwok && return 0
   log "building kwok ${KWOK_VERSION}"
-  GOBIN="${bin}" go install -trimpath -ldflags='-s -w' "sigs.k8s.io/kwok/cmd/kwok@${KWOK_VERSION}"
+  step "kwok ${KWOK_VERSION}" env GOBIN="${bin}" go install -trimpath -ldflags='-s -w' "sigs.k8s.io/kwok/cmd/kwok@${KWOK_VERSION}"
   mark kwok
 }
 
@@ -118,7 +149,7 @@ build_helm() {
   for p in helm.sh/helm/v3/pkg/chartutil helm.sh/helm/v3/pkg/lint/rules; do
     ld+=" -X ${p}.k8sVersionMajor=1 -X ${p}.k8sVersionMinor=37"
   done
-  GOBIN="${bin}" go install -trimpath -ldflags="${ld}" "helm.sh/helm/v3/cmd/helm@${HELM_VERSION}"
+  step "helm ${HELM_VERSION}" env GOBIN="${bin}" go install -trimpath -ldflags="${ld}" "helm.sh/helm/v3/cmd/helm@${HELM_VERSION}"
   mark helm
 }
 
@@ -128,7 +159,7 @@ build_kueue() {
   if ! [[ -x "${kueue_dir}/bin/kueue" && -f "${kueue_dir}/bin/.kueue.ok" ]]; then
     log "building kueue ${KUEUE_VERSION}"
     mkdir -p "${kueue_dir}/bin"
-    GOBIN="${kueue_dir}/bin" go install -trimpath \
+    step "kueue ${KUEUE_VERSION}" env GOBIN="${kueue_dir}/bin" go install -trimpath \
       -ldflags="-s -w -X sigs.k8s.io/kueue/pkg/version.GitVersion=${KUEUE_VERSION}" \
       "sigs.k8s.io/kueue/cmd/kueue@${KUEUE_VERSION}"
     local src
@@ -140,6 +171,8 @@ build_kueue() {
     cp "${src}/config/components/webhook/manifests.yaml" "${kueue_dir}/manifests/webhook.yaml"
     chmod -R u+w "${kueue_dir}/manifests"
     touch "${kueue_dir}/bin/.kueue.ok"
+  else
+    log "kueue: cached"
   fi
   ln -sfn "${kueue_dir}/bin/kueue" "${bin}/kueue"
   ln -sfn "${kueue_dir}/manifests" "${bin}/kueue-manifests"
@@ -153,6 +186,8 @@ build_etcd
 build_k8s
 build_kwok
 build_helm
-build_kueue
+if [[ "${with_kueue}" == true ]]; then
+  build_kueue
+fi
 log "control plane ready in ${bin} ($(( $(date +%s) - start ))s)"
 echo "${bin}"
