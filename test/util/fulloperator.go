@@ -58,6 +58,11 @@ type FullOperatorOptions struct {
 	// MetricsSecure serves metrics over HTTPS behind metricsfilter.Filter, as
 	// main.go does with metrics.secure; otherwise metrics are not served.
 	MetricsSecure bool
+	// ProvidedCertDir, when set, holds tls.crt and tls.key written by the
+	// caller, as cert-manager's Secret would be mounted (certManagement
+	// cert-manager): the operator only reads them, and the caller installs
+	// the webhook configurations with their CA bundle.
+	ProvidedCertDir string
 	// CertResyncPeriod overrides how often the certificates are checked
 	// (cert.DefaultResyncPeriod when zero).
 	CertResyncPeriod time.Duration
@@ -104,9 +109,13 @@ func StartFullOperator(ctx context.Context, opts FullOperatorOptions) (*FullOper
 	}
 	p32 := int32(port)
 	// The manager writes the serving certificates here; removed by Stop.
-	certDir, err := os.MkdirTemp("", "training-operator-certs-")
-	if err != nil {
+	mode, certDir, ownDir := configv1alpha1.CertManagementSelfSigned, opts.ProvidedCertDir, false
+	if certDir != "" {
+		mode = configv1alpha1.CertManagementCertManager
+	} else if certDir, err = os.MkdirTemp("", "training-operator-certs-"); err != nil {
 		return nil, err
+	} else {
+		ownDir = true
 	}
 	cfg.Webhook.Host, cfg.Webhook.Port, cfg.Webhook.CertDir = "127.0.0.1", &p32, certDir
 	cfg.Webhook.ClientURL = fmt.Sprintf("https://127.0.0.1:%d", port)
@@ -116,7 +125,7 @@ func StartFullOperator(ctx context.Context, opts FullOperatorOptions) (*FullOper
 		return nil, err
 	}
 	certs, err := cert.New(cert.Options{
-		Mode:         configv1alpha1.CertManagementSelfSigned,
+		Mode:         mode,
 		Namespace:    opts.Namespace,
 		SecretName:   cfg.Webhook.SecretName,
 		ServiceName:  cfg.Webhook.ServiceName,
@@ -136,7 +145,10 @@ func StartFullOperator(ctx context.Context, opts FullOperatorOptions) (*FullOper
 		return nil, err
 	}
 	metricsOpts := metricsserver.Options{BindAddress: "0"}
-	op := &FullOperator{WebhookAddr: fmt.Sprintf("127.0.0.1:%d", port), Config: cfg, certDir: certDir}
+	op := &FullOperator{WebhookAddr: fmt.Sprintf("127.0.0.1:%d", port), Config: cfg}
+	if ownDir {
+		op.certDir = certDir
+	}
 	if opts.MetricsSecure {
 		mport, err := FreePort()
 		if err != nil {

@@ -33,6 +33,7 @@ import (
 	policyv1 "k8s.io/api/policy/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
 
@@ -147,7 +148,7 @@ var valueSets = []valueSet{
 			if diff := cmp.Diff([]any{"training-operator.ml-system.svc", "training-operator.ml-system.svc.cluster.local"}, spec["dnsNames"]); diff != "" {
 				t.Errorf("dnsNames (-want +got):\n%s", diff)
 			}
-			if ref := spec["issuerRef"].(map[string]any); ref["name"] != "training-operator-selfsigned-issuer" || ref["kind"] != "Issuer" {
+			if ref := spec["issuerRef"].(map[string]any); ref["name"] != "training-operator-ca-issuer" || ref["kind"] != "Issuer" {
 				t.Errorf("issuerRef %v", ref)
 			}
 			mwc, vwc := webhookConfigurations(t, m)
@@ -931,6 +932,60 @@ func TestSensitiveRulesNamed(t *testing.T) {
 				}
 			}
 			t.Logf("%d sensitive rule entries checked", checked)
+		})
+	}
+}
+
+// TestCertManagerChain: with cert-manager, the chart and kustomize issue the
+// serving certificate from a CA Issuer whose CA Certificate comes from the
+// self-signed Issuer, so a renewal of the serving certificate keeps the CA
+// bundle (TestCertManagerRenewalKeepsAdmission shows why on an API server).
+func TestCertManagerChain(t *testing.T) {
+	for name, m := range map[string]manifests{
+		"chart":     render(t, "kubeflow", map[string]any{"webhook": map[string]any{"certManagement": "cert-manager"}}),
+		"kustomize": kustomize(t, "config/overlays/cert-manager"),
+	} {
+		t.Run(name, func(t *testing.T) {
+			str := func(o *unstructured.Unstructured, path ...string) string {
+				v, _, _ := unstructured.NestedString(o.Object, path...)
+				return v
+			}
+			var serving, ca *unstructured.Unstructured
+			for _, o := range m.ofKind("Certificate") {
+				switch str(o, "spec", "secretName") {
+				case "training-operator-webhook-cert":
+					serving = o
+				}
+			}
+			if serving == nil {
+				t.Fatalf("no Certificate for the webhook Secret in %v", m.keys())
+			}
+			if isCA, _, _ := unstructured.NestedBool(serving.Object, "spec", "isCA"); isCA {
+				t.Errorf("the serving certificate is a CA")
+			}
+			caIssuer := m.mustFind(t, "Issuer", "kubeflow", str(serving, "spec", "issuerRef", "name"))
+			caSecret := str(caIssuer, "spec", "ca", "secretName")
+			if caSecret == "" {
+				t.Fatalf("the serving certificate's Issuer %s is not a CA Issuer: %v", caIssuer.GetName(), caIssuer.Object["spec"])
+			}
+			for _, o := range m.ofKind("Certificate") {
+				if str(o, "spec", "secretName") == caSecret {
+					ca = o
+				}
+			}
+			if ca == nil {
+				t.Fatalf("no Certificate writes the CA Secret %s", caSecret)
+			}
+			if isCA, _, _ := unstructured.NestedBool(ca.Object, "spec", "isCA"); !isCA {
+				t.Errorf("Certificate %s is not a CA", ca.GetName())
+			}
+			root := m.mustFind(t, "Issuer", "kubeflow", str(ca, "spec", "issuerRef", "name"))
+			if _, found, _ := unstructured.NestedMap(root.Object, "spec", "selfSigned"); !found {
+				t.Errorf("the CA's Issuer %s is not self-signed", root.GetName())
+			}
+			if d, err := time.ParseDuration(str(ca, "spec", "duration")); err != nil || d < 5*365*24*time.Hour {
+				t.Errorf("CA duration %q: want years, so that renewals of the serving certificate outlive it many times", str(ca, "spec", "duration"))
+			}
 		})
 	}
 }
