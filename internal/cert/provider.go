@@ -55,6 +55,7 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -155,6 +156,12 @@ type Provider struct {
 
 	ready     chan struct{}
 	readyOnce sync.Once
+
+	// elected is closed once this replica leads (at once without leader
+	// election): only the leader writes the Secret and the webhook
+	// configurations, so replicas with different settings (a rolling
+	// upgrade) never undo each other's writes; the others read the Secret.
+	elected <-chan struct{}
 }
 
 // New validates the options and returns a Provider.
@@ -297,7 +304,21 @@ func (p *Provider) SetupWithManager(mgr manager.Manager) error {
 		return err
 	}
 	p.writer = c
+	p.elected = mgr.Elected()
 	return mgr.Add(p)
+}
+
+// leads reports whether this replica writes (see elected).
+func (p *Provider) leads() bool {
+	if p.elected == nil {
+		return true
+	}
+	select {
+	case <-p.elected:
+		return true
+	default:
+		return false
+	}
 }
 
 // NeedLeaderElection is false: every replica serves webhooks.
@@ -315,6 +336,10 @@ func (p *Provider) Start(ctx context.Context) error {
 		}
 	}
 	delay := time.Duration(0)
+	elected := p.elected
+	if p.leads() {
+		elected = nil
+	}
 	for {
 		next := p.opts.ResyncPeriod
 		if err := p.reconcile(ctx); err != nil {
@@ -337,6 +362,10 @@ func (p *Provider) Start(ctx context.Context) error {
 			return nil
 		case <-trigger:
 			timer.Stop()
+		case <-elected:
+			// Now the writer: bring everything in line at once.
+			elected = nil
+			timer.Stop()
 		case <-timer.C:
 		}
 	}
@@ -345,6 +374,9 @@ func (p *Provider) Start(ctx context.Context) error {
 // reconcile makes the Secret hold a valid CA and serving certificate,
 // brings the files in line and updates the webhook configurations.
 func (p *Provider) reconcile(ctx context.Context) error {
+	if !p.leads() {
+		return p.follow(ctx)
+	}
 	data, err := p.ensureSecret(ctx)
 	if err != nil {
 		return fmt.Errorf("certificate Secret %s/%s: %w", p.opts.Namespace, p.opts.SecretName, err)
@@ -360,6 +392,27 @@ func (p *Provider) reconcile(ctx context.Context) error {
 		if err := p.reconcileWebhookConfigurations(ctx, data[CACertKey]); err != nil {
 			return err
 		}
+	}
+	return nil
+}
+
+// follow serves the certificates the leader keeps in the Secret, and
+// writes nothing.
+func (p *Provider) follow(ctx context.Context) error {
+	var secret corev1.Secret
+	if err := p.reader.Get(ctx, client.ObjectKey{Namespace: p.opts.Namespace, Name: p.opts.SecretName}, &secret); err != nil {
+		return fmt.Errorf("certificate Secret %s/%s: %w", p.opts.Namespace, p.opts.SecretName, err)
+	}
+	kp, err := parseKeyPair(secret.Data[TLSCertKey], secret.Data[TLSKeyKey])
+	if err != nil || !p.opts.Now().Before(kp.cert.NotAfter) {
+		return fmt.Errorf("certificate Secret %s/%s: waiting for the leader to issue certificates", p.opts.Namespace, p.opts.SecretName)
+	}
+	inPlace, err := p.syncFiles(secret.Data)
+	if err != nil {
+		return err
+	}
+	if inPlace {
+		p.markReady()
 	}
 	return nil
 }
