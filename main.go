@@ -25,6 +25,7 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"flag"
 	"fmt"
@@ -200,6 +201,10 @@ func newManager(cfg *configv1alpha1.Configuration, certs *cert.Provider) (ctrl.M
 	}
 	if cfg.Metrics.Secure {
 		metricsOpts.FilterProvider = metricsfilter.Filter
+		// The webhook serving certificate (for the Service's name, from the
+		// operator's CA or cert-manager's), so a scraper can verify it.
+		// Its watcher lives as long as the process.
+		metricsOpts.TLSOpts = []func(*tls.Config){certs.MetricsTLS(context.Background())}
 	}
 
 	cacheOpts, err := controllers.CacheOptions(cfg, kinds.Controllers())

@@ -18,6 +18,7 @@ package util
 
 import (
 	"context"
+	"crypto/tls"
 	"fmt"
 	"net"
 	"os"
@@ -145,6 +146,14 @@ func StartFullOperator(ctx context.Context, opts FullOperatorOptions) (*FullOper
 		return nil, err
 	}
 	metricsOpts := metricsserver.Options{BindAddress: "0"}
+	// Bounds the metrics certificate watcher; cancelled when the operator stops.
+	watchCtx, stopWatch := context.WithCancel(context.Background())
+	started := false
+	defer func() {
+		if !started {
+			stopWatch()
+		}
+	}()
 	op := &FullOperator{WebhookAddr: fmt.Sprintf("127.0.0.1:%d", port), Config: cfg}
 	if ownDir {
 		op.certDir = certDir
@@ -155,7 +164,8 @@ func StartFullOperator(ctx context.Context, opts FullOperatorOptions) (*FullOper
 			return nil, err
 		}
 		op.MetricsAddr = fmt.Sprintf("127.0.0.1:%d", mport)
-		metricsOpts = metricsserver.Options{BindAddress: op.MetricsAddr, SecureServing: true, FilterProvider: metricsfilter.Filter}
+		metricsOpts = metricsserver.Options{BindAddress: op.MetricsAddr, SecureServing: true, FilterProvider: metricsfilter.Filter,
+			TLSOpts: []func(*tls.Config){certs.MetricsTLS(watchCtx)}}
 	}
 	cacheOpts, err := controllers.CacheOptions(cfg, kinds.Controllers())
 	if err != nil {
@@ -194,7 +204,8 @@ func StartFullOperator(ctx context.Context, opts FullOperatorOptions) (*FullOper
 		return nil, err
 	}
 	op.Readyz = certs.ReadyzCheck(mgr.GetWebhookServer())
-	runCtx, cancel := context.WithCancel(context.Background())
+	runCtx, cancelRun := context.WithCancel(context.Background())
+	cancel := func() { cancelRun(); stopWatch() }
 	op.cancel, op.done = cancel, make(chan error, 1)
 	go func() { op.done <- mgr.Start(runCtx) }()
 	err = wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 90*time.Second, true, func(context.Context) (bool, error) {
@@ -209,6 +220,7 @@ func StartFullOperator(ctx context.Context, opts FullOperatorOptions) (*FullOper
 		cancel()
 		return nil, fmt.Errorf("operator not ready: %w (readyz: %v)", err, op.Readyz(nil))
 	}
+	started = true
 	return op, nil
 }
 

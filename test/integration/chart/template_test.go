@@ -409,6 +409,14 @@ var valueSets = []valueSet{
 			if ep["port"] != "monitoring-port" || ep["scheme"] != "https" || ep["interval"] != "15s" || ep["path"] != "/metrics" {
 				t.Errorf("ServiceMonitor endpoint %v", ep)
 			}
+			// Prometheus verifies the operator before it sends its token.
+			wantTLS := map[string]any{
+				"ca":         map[string]any{"secret": map[string]any{"name": "training-operator-webhook-cert", "key": "ca.crt"}},
+				"serverName": "training-operator.kubeflow.svc",
+			}
+			if diff := cmp.Diff(wantTLS, ep["tlsConfig"]); diff != "" {
+				t.Errorf("ServiceMonitor tlsConfig (-want +got):\n%s", diff)
+			}
 			svc := typed[corev1.Service](t, m.mustFind(t, "Service", "kubeflow", "training-operator"))
 			if svc.Spec.Ports[0].Port != 9090 || svc.Annotations["prometheus.io/scrape"] != "" {
 				t.Errorf("Service %+v %v", svc.Spec.Ports, svc.Annotations)

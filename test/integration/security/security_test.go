@@ -19,6 +19,7 @@ package security_test
 import (
 	"context"
 	"crypto/tls"
+	"crypto/x509"
 	"fmt"
 	"net"
 	"net/http"
@@ -153,9 +154,19 @@ func (s *suite) checkMetricsAuth(t *testing.T, op *util.FullOperator) {
 		t.Fatal(err)
 	}
 
-	// The endpoint's certificate is self-signed (no CertDir); only
-	// authentication and authorization are under test here.
-	httpc := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}} //nolint:gosec
+	// The endpoint serves the webhook serving certificate: verified as the
+	// chart's ServiceMonitor does, with ca.crt of the certificate Secret and
+	// the Service's name.
+	var certSecret corev1.Secret
+	if err := s.k8s.Get(ctx, client.ObjectKey{Namespace: releaseNamespace, Name: s.config.Webhook.SecretName}, &certSecret); err != nil {
+		t.Fatal(err)
+	}
+	roots := x509.NewCertPool()
+	if !roots.AppendCertsFromPEM(certSecret.Data["ca.crt"]) {
+		t.Fatalf("no ca.crt in the certificate Secret")
+	}
+	serverName := fmt.Sprintf("%s.%s.svc", s.config.Webhook.ServiceName, releaseNamespace)
+	httpc := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: roots, ServerName: serverName, MinVersion: tls.VersionTLS12}}}
 	for _, tc := range []struct {
 		name, token string
 		want        int
