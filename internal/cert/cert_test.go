@@ -460,8 +460,8 @@ func TestReconcileEntries(t *testing.T) {
 		t.Fatal(err)
 	}
 	ca := []byte("CA")
-	access := func(w *admissionregistrationv1.ValidatingWebhook) (string, *admissionregistrationv1.WebhookClientConfig) {
-		return w.Name, &w.ClientConfig
+	access := func(w *admissionregistrationv1.ValidatingWebhook) entry {
+		return entry{w.Name, &w.ClientConfig, &w.NamespaceSelector, &w.TimeoutSeconds}
 	}
 	installed := func(names ...string) []admissionregistrationv1.ValidatingWebhook {
 		var out []admissionregistrationv1.ValidatingWebhook
@@ -471,7 +471,8 @@ func TestReconcileEntries(t *testing.T) {
 				ClientConfig: admissionregistrationv1.WebhookClientConfig{Service: &admissionregistrationv1.ServiceReference{
 					Namespace: "kubeflow", Name: "training-operator", Path: ptr.To("/old"), Port: ptr.To[int32](443),
 				}},
-				TimeoutSeconds: ptr.To[int32](5), // kept as installed
+				TimeoutSeconds:    ptr.To[int32](5), // kept as installed
+				NamespaceSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"kubernetes.io/metadata.name": "team-a"}},
 			})
 		}
 		return out
@@ -513,6 +514,12 @@ func TestReconcileEntries(t *testing.T) {
 		}
 		if got[0].TimeoutSeconds == nil || *got[0].TimeoutSeconds != 5 {
 			t.Errorf("installed settings not kept: %+v", got[0])
+		}
+		// The appended entry (TFJob) takes the installed entries' settings:
+		// a namespace-scoped chart admits its namespace only, for every kind.
+		if got[2].TimeoutSeconds == nil || *got[2].TimeoutSeconds != 5 ||
+			got[2].NamespaceSelector == nil || got[2].NamespaceSelector.MatchLabels["kubernetes.io/metadata.name"] != "team-a" {
+			t.Errorf("appended entry lacks the installed timeoutSeconds and namespaceSelector: %+v", got[2])
 		}
 		if diff := cmp.Diff(before, summary(existing)); diff != "" {
 			t.Errorf("input modified (-before +after):\n%s", diff)

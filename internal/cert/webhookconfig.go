@@ -45,8 +45,8 @@ func (p *Provider) reconcileWebhookConfigurations(ctx context.Context, caBundle 
 		var cfg admissionregistrationv1.MutatingWebhookConfiguration
 		err := p.updateConfiguration(ctx, wh.MutatingName, &cfg, func() bool {
 			out := reconcileEntries(cfg.Webhooks, wh.Mutating, wh.Managed, p.clientConfigSetter(caBundle),
-				func(w *admissionregistrationv1.MutatingWebhook) (string, *admissionregistrationv1.WebhookClientConfig) {
-					return w.Name, &w.ClientConfig
+				func(w *admissionregistrationv1.MutatingWebhook) entry {
+					return entry{w.Name, &w.ClientConfig, &w.NamespaceSelector, &w.TimeoutSeconds}
 				})
 			if equality.Semantic.DeepEqual(out, cfg.Webhooks) {
 				return false
@@ -63,8 +63,8 @@ func (p *Provider) reconcileWebhookConfigurations(ctx context.Context, caBundle 
 		var cfg admissionregistrationv1.ValidatingWebhookConfiguration
 		err := p.updateConfiguration(ctx, wh.ValidatingName, &cfg, func() bool {
 			out := reconcileEntries(cfg.Webhooks, wh.Validating, wh.Managed, p.clientConfigSetter(caBundle),
-				func(w *admissionregistrationv1.ValidatingWebhook) (string, *admissionregistrationv1.WebhookClientConfig) {
-					return w.Name, &w.ClientConfig
+				func(w *admissionregistrationv1.ValidatingWebhook) entry {
+					return entry{w.Name, &w.ClientConfig, &w.NamespaceSelector, &w.TimeoutSeconds}
 				})
 			if equality.Semantic.DeepEqual(out, cfg.Webhooks) {
 				return false
@@ -139,31 +139,48 @@ func (p *Provider) clientConfigSetter(caBundle []byte) func(cc *admissionregistr
 	}
 }
 
+// entry gives access to the fields of a mutating or validating webhook
+// that reconcileEntries reads and sets.
+type entry struct {
+	name              string
+	cc                *admissionregistrationv1.WebhookClientConfig
+	namespaceSelector **metav1.LabelSelector
+	timeoutSeconds    **int32
+}
+
 // reconcileEntries returns the webhooks a configuration should hold:
 // existing entries keep their order and settings, except that managed
 // entries not in desired (kinds that are not enabled) are dropped and the
 // client config of desired ones is set; desired entries that are missing are
-// appended. Entries the operator does not manage are left alone.
+// appended, with the namespaceSelector and timeoutSeconds of the installed
+// managed entries (the chart's settings: a namespace-scoped install admits
+// its namespace only). Entries the operator does not manage are left alone.
 func reconcileEntries[W any](
 	existing, desired []W,
 	managed []string,
 	setClientConfig func(cc *admissionregistrationv1.WebhookClientConfig, path string),
-	access func(*W) (string, *admissionregistrationv1.WebhookClientConfig),
+	access func(*W) entry,
 ) []W {
 	paths := map[string]string{}
 	var order []string
 	for i := range desired {
-		name, cc := access(&desired[i])
+		e := access(&desired[i])
+		name, cc := e.name, e.cc
 		if cc.Service != nil && cc.Service.Path != nil {
 			paths[name] = *cc.Service.Path
 		}
 		order = append(order, name)
 	}
 	seen := map[string]bool{}
+	var installed *entry
 	out := make([]W, 0, len(existing)+len(desired))
 	for i := range existing {
 		w := existing[i]
-		name, cc := access(&w)
+		e := access(&existing[i])
+		name, cc := e.name, access(&w).cc // w's own copy is the one changed
+		if slices.Contains(managed, name) && installed == nil {
+			installed = &e
+		}
 		if slices.Contains(managed, name) {
 			path, enabled := paths[name]
 			if !enabled || seen[name] {
@@ -180,9 +197,16 @@ func reconcileEntries[W any](
 			continue
 		}
 		w := desired[i]
-		_, cc := access(&w)
-		*cc = *cc.DeepCopy()
-		setClientConfig(cc, paths[name])
+		e := access(&w)
+		*e.cc = *e.cc.DeepCopy()
+		setClientConfig(e.cc, paths[name])
+		if installed != nil {
+			*e.namespaceSelector = (*installed.namespaceSelector).DeepCopy()
+			*e.timeoutSeconds = nil
+			if t := *installed.timeoutSeconds; t != nil {
+				*e.timeoutSeconds = ptr.To(*t)
+			}
+		}
 		out = append(out, w)
 	}
 	return out
