@@ -31,11 +31,10 @@ import (
 // skipping verification. The files exist only once the provider is ready,
 // so controller-runtime's certwatcher is started then.
 type servedCert struct {
-	p    *Provider
-	ctx  context.Context
-	once sync.Once
-	w    *certwatcher.CertWatcher
-	err  error
+	p   *Provider
+	ctx context.Context
+	mu  sync.Mutex
+	w   *certwatcher.CertWatcher
 }
 
 // MetricsTLS is a metrics server TLS option: serve the webhook serving
@@ -51,18 +50,22 @@ func (s *servedCert) get(hello *tls.ClientHelloInfo) (*tls.Certificate, error) {
 	if !s.p.isReady() {
 		return nil, errNotReady
 	}
-	s.once.Do(func() {
-		s.w, s.err = certwatcher.New(s.p.certFile(TLSCertKey), s.p.certFile(TLSKeyKey))
-		if s.err == nil {
-			go func() {
-				if err := s.w.Start(s.ctx); err != nil {
-					s.p.log.Error(err, "watching the serving certificate for metrics")
-				}
-			}()
+	s.mu.Lock()
+	if s.w == nil {
+		// A failure (files caught mid-rotation) is retried on the next handshake.
+		w, err := certwatcher.New(s.p.certFile(TLSCertKey), s.p.certFile(TLSKeyKey))
+		if err != nil {
+			s.mu.Unlock()
+			return nil, err
 		}
-	})
-	if s.err != nil {
-		return nil, s.err
+		s.w = w
+		go func() {
+			if err := w.Start(s.ctx); err != nil {
+				s.p.log.Error(err, "watching the serving certificate for metrics")
+			}
+		}()
 	}
-	return s.w.GetCertificate(hello)
+	w := s.w
+	s.mu.Unlock()
+	return w.GetCertificate(hello)
 }
