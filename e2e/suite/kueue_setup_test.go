@@ -3,17 +3,10 @@ package suite
 import (
 	"bytes"
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
-	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
 	"errors"
 	"fmt"
 	"io"
-	"math/big"
 	"net"
 	"os"
 	"os/exec"
@@ -354,59 +347,17 @@ func ensureKueueMetricsCerts() error {
 	if _, err := tls.LoadX509KeyPair(crt, key); err == nil {
 		return nil
 	}
-	if err := os.MkdirAll(kueueMetricsCerts, 0o755); err != nil {
-		return err
-	}
-	tmp, err := os.MkdirTemp(kueueMetricsCerts, ".tmp-")
-	if err != nil {
-		return err
-	}
-	defer os.RemoveAll(tmp)
-	writeServingCert(tmp)
-	// Key first: a reader that sees the new certificate also finds its key.
-	if err := os.Rename(filepath.Join(tmp, "tls.key"), key); err != nil {
-		return err
-	}
-	return os.Rename(filepath.Join(tmp, "tls.crt"), crt)
+	writeServingCert(kueueMetricsCerts)
+	return nil
 }
 
 // writeServingCert writes tls.crt and tls.key for 127.0.0.1 signed by a new
 // CA into dir and returns the CA certificate (the webhooks' caBundle).
 func writeServingCert(dir string) []byte {
-	now := time.Now().Add(-time.Hour)
-	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	ca, err := util.NewCA("e2e-kueue-ca")
 	Expect(err).NotTo(HaveOccurred())
-	caTmpl := &x509.Certificate{
-		SerialNumber:          big.NewInt(1),
-		Subject:               pkix.Name{CommonName: "e2e-kueue-ca"},
-		NotBefore:             now,
-		NotAfter:              now.Add(24 * time.Hour),
-		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature,
-		BasicConstraintsValid: true,
-		IsCA:                  true,
-	}
-	caDER, err := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, caKey.Public(), caKey)
+	leaf, err := ca.ServingCert("kueue-webhook")
 	Expect(err).NotTo(HaveOccurred())
-	ca, err := x509.ParseCertificate(caDER)
-	Expect(err).NotTo(HaveOccurred())
-
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	Expect(err).NotTo(HaveOccurred())
-	leaf := &x509.Certificate{
-		SerialNumber: big.NewInt(2),
-		Subject:      pkix.Name{CommonName: "kueue-webhook"},
-		NotBefore:    now,
-		NotAfter:     now.Add(24 * time.Hour),
-		KeyUsage:     x509.KeyUsageDigitalSignature,
-		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-		IPAddresses:  []net.IP{net.ParseIP("127.0.0.1")},
-		DNSNames:     []string{"localhost"},
-	}
-	der, err := x509.CreateCertificate(rand.Reader, leaf, ca, key.Public(), caKey)
-	Expect(err).NotTo(HaveOccurred())
-	keyDER, err := x509.MarshalECPrivateKey(key)
-	Expect(err).NotTo(HaveOccurred())
-	Expect(os.WriteFile(filepath.Join(dir, "tls.crt"), pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o644)).To(Succeed())
-	Expect(os.WriteFile(filepath.Join(dir, "tls.key"), pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: keyDER}), 0o600)).To(Succeed())
-	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: caDER})
+	Expect(util.WriteTLSFiles(dir, leaf)).To(Succeed())
+	return ca.CertPEM
 }

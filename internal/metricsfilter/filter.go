@@ -56,7 +56,9 @@ func Filter(c *rest.Config, httpClient *http.Client) (metricsserver.Filter, erro
 			return nil, err
 		}
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			guarded.ServeHTTP(&answer{ResponseWriter: w}, r.WithContext(context.WithValue(r.Context(), writerKey{}, w)))
+			a := &answer{ResponseWriter: w}
+			guarded.ServeHTTP(a, r.WithContext(context.WithValue(r.Context(), writerKey{}, w)))
+			a.finish()
 		}), nil
 	}, nil
 }
@@ -91,4 +93,12 @@ func (a *answer) Write(b []byte) (int, error) {
 		a.ResponseWriter.WriteHeader(a.status)
 	}
 	return a.ResponseWriter.Write(b)
+}
+
+// finish sends the status of a refusal that wrote no body.
+func (a *answer) finish() {
+	if a.status != 0 && !a.sent {
+		a.sent = true
+		a.ResponseWriter.WriteHeader(a.status)
+	}
 }

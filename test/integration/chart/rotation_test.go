@@ -18,16 +18,9 @@ package chart_test
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
 	"math/big"
-	"net"
-	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -46,67 +39,31 @@ import (
 	"github.com/seed-d8a409e9/training-operator/webhooks"
 )
 
-// keyPair is a certificate and its key.
-type keyPair struct {
-	cert *x509.Certificate
-	key  *ecdsa.PrivateKey
-	pem  []byte
-}
-
-func issue(t *testing.T, tmpl *x509.Certificate, parent *keyPair) *keyPair {
+// newCA and newLeaf: a CA, and a serving certificate it signs for the
+// Service's name and 127.0.0.1 (the operator is reached by URL here).
+func newCA(t *testing.T, name string) *util.KeyPair {
 	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	ca, err := util.NewCA(name)
 	if err != nil {
 		t.Fatal(err)
 	}
-	serial, _ := rand.Int(rand.Reader, big.NewInt(1<<62))
-	tmpl.SerialNumber = serial
-	tmpl.NotBefore, tmpl.NotAfter = time.Now().Add(-time.Hour), time.Now().Add(24*time.Hour)
-	signer, signerKey := tmpl, key
-	if parent != nil {
-		signer, signerKey = parent.cert, parent.key
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, signer, &key.PublicKey, signerKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := x509.ParseCertificate(der)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return &keyPair{cert: c, key: key, pem: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})}
+	return ca
 }
 
-func newCA(t *testing.T, name string) *keyPair {
-	return issue(t, &x509.Certificate{Subject: pkix.Name{CommonName: name}, IsCA: true, BasicConstraintsValid: true,
-		KeyUsage: x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature}, nil)
-}
-
-func newLeaf(t *testing.T, ca *keyPair) *keyPair {
-	return issue(t, &x509.Certificate{Subject: pkix.Name{CommonName: "training-operator.kubeflow.svc"},
-		DNSNames: []string{"training-operator.kubeflow.svc"}, IPAddresses: []net.IP{net.ParseIP("127.0.0.1")},
-		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}}, ca)
-}
-
-// writeLeaf replaces tls.crt and tls.key as the kubelet refreshes a mounted
-// Secret (each file renamed into place).
-func writeLeaf(t *testing.T, dir string, leaf *keyPair) {
+func newLeaf(t *testing.T, ca *util.KeyPair) *util.KeyPair {
 	t.Helper()
-	der, err := x509.MarshalECPrivateKey(leaf.key)
+	leaf, err := ca.ServingCert("training-operator.kubeflow.svc", "training-operator.kubeflow.svc")
 	if err != nil {
 		t.Fatal(err)
 	}
-	for name, data := range map[string][]byte{
-		"tls.key": pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: der}),
-		"tls.crt": leaf.pem,
-	} {
-		tmp := filepath.Join(dir, "."+name+".tmp")
-		if err := os.WriteFile(tmp, data, 0o600); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.Rename(tmp, filepath.Join(dir, name)); err != nil {
-			t.Fatal(err)
-		}
+	return leaf
+}
+
+// writeLeaf replaces the files as the kubelet refreshes a mounted Secret.
+func writeLeaf(t *testing.T, dir string, leaf *util.KeyPair) {
+	t.Helper()
+	if err := util.WriteTLSFiles(dir, leaf); err != nil {
+		t.Fatal(err)
 	}
 }
 
@@ -145,7 +102,7 @@ func TestCertManagerRenewalKeepsAdmission(t *testing.T) {
 	}
 	url := func(cc admissionregistrationv1.WebhookClientConfig) admissionregistrationv1.WebhookClientConfig {
 		u := "https://" + op.WebhookAddr + *cc.Service.Path
-		return admissionregistrationv1.WebhookClientConfig{URL: &u, CABundle: ca.pem}
+		return admissionregistrationv1.WebhookClientConfig{URL: &u, CABundle: ca.CertPEM}
 	}
 	mwc := &admissionregistrationv1.MutatingWebhookConfiguration{}
 	mwc.Name = whs.MutatingName
@@ -230,7 +187,7 @@ func TestCertManagerRenewalKeepsAdmission(t *testing.T) {
 	}
 	// renew writes leaf and counts outcomes from just before the write
 	// until the operator has served leaf for two seconds.
-	renew := func(t *testing.T, leaf *keyPair) (int64, int64) {
+	renew := func(t *testing.T, leaf *util.KeyPair) (int64, int64) {
 		ok.Store(0)
 		failed.Store(0)
 		handshakes.Store(0)
@@ -252,7 +209,7 @@ func TestCertManagerRenewalKeepsAdmission(t *testing.T) {
 		writeLeaf(t, dir, leaf)
 		if err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
 			s := serving()
-			return s != nil && s.Cmp(leaf.cert.SerialNumber) == 0, nil
+			return s != nil && s.Cmp(leaf.Cert.SerialNumber) == 0, nil
 		}); err != nil {
 			t.Fatalf("the operator never served the renewed certificate")
 		}

@@ -218,23 +218,35 @@ func TestOracle(t *testing.T) {
 		},
 	}
 	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			tc.s.Name = "j"
-			got, results := Predict(&tc.s)
-			if tc.want.Succeeded == nil {
-				tc.want.Succeeded = map[kubeflowv1.ReplicaType]int32{}
-			}
-			if !reflect.DeepEqual(got, tc.want) {
-				t.Errorf("final state\n got: %s\nwant: %s", got, tc.want)
-			}
-			var effects []Effect
-			for _, r := range results {
-				effects = append(effects, r.Effect)
-			}
-			if !reflect.DeepEqual(effects, tc.effects) {
-				t.Errorf("effects: got %v, want %v", effects, tc.effects)
-			}
-		})
+		t.Run(tc.name, func(t *testing.T) { checkPrediction(t, tc.s, tc.want, tc.effects, false, nil) })
+	}
+}
+
+// checkPrediction runs the oracle on s (job "j") and compares its final
+// state, each step's effect and, with checkMoot, the steps it found moot.
+func checkPrediction(t *testing.T, s Scenario, want State, wantEffects []Effect, checkMoot bool, wantMoot []int) {
+	t.Helper()
+	s.Name = "j"
+	got, results := Predict(&s)
+	if want.Succeeded == nil {
+		want.Succeeded = map[kubeflowv1.ReplicaType]int32{}
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("final state\n got: %s\nwant: %s", got, want)
+	}
+	var effects []Effect
+	var moot []int
+	for i, r := range results {
+		effects = append(effects, r.Effect)
+		if r.Moot {
+			moot = append(moot, i)
+		}
+	}
+	if !reflect.DeepEqual(effects, wantEffects) {
+		t.Errorf("effects: got %v, want %v", effects, wantEffects)
+	}
+	if checkMoot && !reflect.DeepEqual(moot, wantMoot) {
+		t.Errorf("moot steps: got %v, want %v", moot, wantMoot)
 	}
 }
 
@@ -423,30 +435,7 @@ func TestOracleFailurePolicy(t *testing.T) {
 		},
 	}
 	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			tc.s.Name = "j"
-			got, results := Predict(&tc.s)
-			if tc.want.Succeeded == nil {
-				tc.want.Succeeded = map[kubeflowv1.ReplicaType]int32{}
-			}
-			if !reflect.DeepEqual(got, tc.want) {
-				t.Errorf("final state\n got: %s\nwant: %s", got, tc.want)
-			}
-			var effects []Effect
-			var moot []int
-			for i, r := range results {
-				effects = append(effects, r.Effect)
-				if r.Moot {
-					moot = append(moot, i)
-				}
-			}
-			if !reflect.DeepEqual(effects, tc.effects) {
-				t.Errorf("effects: got %v, want %v", effects, tc.effects)
-			}
-			if !reflect.DeepEqual(moot, tc.moot) {
-				t.Errorf("moot steps: got %v, want %v", moot, tc.moot)
-			}
-		})
+		t.Run(tc.name, func(t *testing.T) { checkPrediction(t, tc.s, tc.want, tc.effects, true, tc.moot) })
 	}
 }
 

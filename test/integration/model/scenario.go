@@ -32,6 +32,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	kubeflowv1 "github.com/seed-d8a409e9/training-operator/apis/kubeflow.org/v1"
+	kindtable "github.com/seed-d8a409e9/training-operator/kinds"
 )
 
 // Outcome is what happens to one pod incarnation.
@@ -488,21 +489,13 @@ func delay(r *rand.Rand) time.Duration {
 	}
 }
 
-// defaultContainer is the container whose exit code the engine reads (B1 §1.4).
+// defaultContainer is the container whose exit code the engine reads (B1
+// §1.4), from the kinds table.
 func defaultContainer(kind string) string {
-	switch kind {
-	case kubeflowv1.PyTorchJobKind:
-		return kubeflowv1.PyTorchJobDefaultContainerName
-	case kubeflowv1.TFJobKind:
-		return kubeflowv1.TFJobDefaultContainerName
-	case kubeflowv1.MPIJobKind:
-		return kubeflowv1.MPIJobDefaultContainerName
-	case kubeflowv1.XGBoostJobKind:
-		return kubeflowv1.XGBoostJobDefaultContainerName
-	case kubeflowv1.PaddleJobKind:
-		return kubeflowv1.PaddleJobDefaultContainerName
-	case kubeflowv1.JAXJobKind:
-		return kubeflowv1.JAXJobDefaultContainerName
+	for _, k := range kindtable.All() {
+		if k.Info.Kind == kind {
+			return k.Info.DefaultContainerName
+		}
 	}
 	return ""
 }

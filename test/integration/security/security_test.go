@@ -17,6 +17,7 @@ limitations under the License.
 package security_test
 
 import (
+	"bytes"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
@@ -30,6 +31,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
 	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -278,13 +281,19 @@ func (s *suite) tokenReviews(t *testing.T) float64 {
 	if err != nil {
 		t.Fatal(err)
 	}
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	families, err := parser.TextToMetricFamilies(bytes.NewReader(raw))
+	if err != nil {
+		t.Fatal(err)
+	}
 	var n float64
-	for line := range strings.Lines(string(raw)) {
-		if strings.HasPrefix(line, "apiserver_request_total{") && strings.Contains(line, `resource="tokenreviews"`) && strings.Contains(line, `verb="POST"`) {
-			var v float64
-			if _, err := fmt.Sscan(line[strings.LastIndex(line, " ")+1:], &v); err == nil {
-				n += v
-			}
+	for _, m := range families["apiserver_request_total"].GetMetric() {
+		labels := map[string]string{}
+		for _, l := range m.GetLabel() {
+			labels[l.GetName()] = l.GetValue()
+		}
+		if labels["resource"] == "tokenreviews" && labels["verb"] == "POST" {
+			n += m.GetCounter().GetValue()
 		}
 	}
 	return n
