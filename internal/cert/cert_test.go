@@ -635,3 +635,50 @@ func (s *fakeServer) StartedChecker() healthz.Checker {
 		return nil
 	}
 }
+
+// An install ships the Secret and the webhook configurations and grants no
+// create: once seen, one deleted is left for a re-install (the error says
+// so) instead of being created; the sandbox, which starts without them,
+// gets them created.
+func TestDeletedObjectsAreNotCreatedAgain(t *testing.T) {
+	ctx := context.Background()
+	cfgs, err := webhooks.WebhookConfigurations(kinds.Webhooks(), configv1alpha1.AllSchemes())
+	if err != nil {
+		t.Fatal(err)
+	}
+	withWebhooks := func(o *Options) { o.Webhooks = cfgs }
+
+	fresh, cl := newTestProvider(t, &clock{now: t0}, withWebhooks)
+	if err := fresh.reconcile(ctx); err != nil {
+		t.Fatalf("first start without the objects: %v", err)
+	}
+	getSecret(t, cl)
+	var validating admissionregistrationv1.ValidatingWebhookConfiguration
+	if err := cl.Get(ctx, client.ObjectKey{Name: webhooks.ValidatingWebhookConfigurationName}, &validating); err != nil {
+		t.Fatalf("validating configuration not created on the first start: %v", err)
+	}
+
+	for _, obj := range []client.Object{
+		&validating,
+		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "kubeflow", Name: "training-operator-webhook-cert"}},
+	} {
+		if err := cl.Delete(ctx, obj); err != nil {
+			t.Fatal(err)
+		}
+		err := fresh.reconcile(ctx)
+		if err == nil || !strings.Contains(err.Error(), "was deleted") || !strings.Contains(err.Error(), "re-install") {
+			t.Errorf("after deleting %T: error %v, want one asking for a re-install", obj, err)
+		}
+		if err := cl.Get(ctx, client.ObjectKeyFromObject(obj), obj); !apierrors.IsNotFound(err) {
+			t.Errorf("%T created again (get: %v)", obj, err)
+		}
+		// Re-installed (empty, as the chart ships it), it is filled again.
+		obj.SetResourceVersion("")
+		if err := cl.Create(ctx, obj); err != nil {
+			t.Fatal(err)
+		}
+		if err := fresh.reconcile(ctx); err != nil {
+			t.Errorf("after re-installing %T: %v", obj, err)
+		}
+	}
+}

@@ -162,6 +162,14 @@ type Provider struct {
 	// configurations, so replicas with different settings (a rolling
 	// upgrade) never undo each other's writes; the others read the Secret.
 	elected <-chan struct{}
+
+	// existed names the objects (the Secret, each webhook configuration)
+	// this process has seen exist. Only one never seen is created: the
+	// local sandbox starts without them, while an install ships them and
+	// grants no create, so one deleted afterwards waits to be re-installed
+	// instead of calling a create the installed RBAC refuses. Used by the
+	// Start goroutine only.
+	existed map[string]bool
 }
 
 // New validates the options and returns a Provider.
@@ -185,7 +193,7 @@ func New(opts Options) (*Provider, error) {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	p := &Provider{opts: opts, ready: make(chan struct{}), log: ctrl.Log.WithName("cert")}
+	p := &Provider{opts: opts, ready: make(chan struct{}), log: ctrl.Log.WithName("cert"), existed: map[string]bool{}}
 	if opts.Mode != configv1alpha1.CertManagementSelfSigned {
 		return p, nil
 	}

@@ -37,6 +37,9 @@ import (
 // replicas writing the same Secret.
 const maxWriteAttempts = 5
 
+// secretKey is the Secret's entry in Provider.existed.
+const secretKey = "Secret"
+
 // ensureSecret makes the Secret hold a usable CA and serving certificate,
 // creating or updating it as needed, and returns its certificate data.
 func (p *Provider) ensureSecret(ctx context.Context) (map[string][]byte, error) {
@@ -47,6 +50,13 @@ func (p *Provider) ensureSecret(ctx context.Context) (map[string][]byte, error) 
 		notFound := apierrors.IsNotFound(err)
 		if err != nil && !notFound {
 			return nil, err
+		}
+		if notFound && p.existed[secretKey] {
+			return nil, errors.New("the Secret was deleted; the operator fills it but does not create it again: " +
+				"re-install it (helm upgrade, or kubectl apply -k)")
+		}
+		if !notFound {
+			p.existed[secretKey] = true
 		}
 		data, reasons, err := p.desiredSecretData(secret.Data)
 		if err != nil {
@@ -63,6 +73,9 @@ func (p *Provider) ensureSecret(ctx context.Context) (map[string][]byte, error) 
 				Data:       data,
 			}
 			err = p.writer.Create(ctx, &secret)
+			if err == nil {
+				p.existed[secretKey] = true
+			}
 			if apierrors.IsAlreadyExists(err) {
 				continue // another replica was first; use its certificates
 			}

@@ -36,8 +36,9 @@ import (
 )
 
 // reconcileWebhookConfigurations updates both webhook configurations and
-// creates a missing one, so an out-of-cluster run (make dev) or an install
-// without the manifests still gets working webhooks for the enabled kinds.
+// creates one this process has never seen, so an out-of-cluster run (make
+// dev) gets working webhooks for the enabled kinds; one deleted after it was
+// seen waits for a re-install (installs grant no create).
 func (p *Provider) reconcileWebhookConfigurations(ctx context.Context, caBundle []byte) error {
 	wh := p.opts.Webhooks
 	var errs []error
@@ -87,6 +88,10 @@ func (p *Provider) updateConfiguration(ctx context.Context, name string, obj cli
 		if !apierrors.IsNotFound(err) {
 			return fmt.Errorf("reading webhook configuration %s: %w", name, err)
 		}
+		if p.existed[name] {
+			return fmt.Errorf("webhook configuration %s was deleted; the operator updates it but does not create it again: "+
+				"re-install it (helm upgrade, or kubectl apply -k)", name)
+		}
 		obj.SetName(name)
 		mutate()
 		if err := p.writer.Create(ctx, obj); err != nil && !apierrors.IsAlreadyExists(err) {
@@ -98,9 +103,11 @@ func (p *Provider) updateConfiguration(ctx context.Context, name string, obj cli
 			}
 			return fmt.Errorf("creating webhook configuration %s: %w", name, err)
 		}
+		p.existed[name] = true
 		p.log.Info("created webhook configuration", "name", name)
 		return nil
 	}
+	p.existed[name] = true
 	if !mutate() {
 		return nil
 	}

@@ -347,6 +347,12 @@ func (w *workload) run(op *util.FullOperator) {
 		whc.SetGroupVersionKind(schema.GroupVersionKind{Group: "admissionregistration.k8s.io", Version: "v1", Kind: kind})
 		whc.SetName(name)
 		w.step("delete the "+kind, w.s.k8s.Delete(w.ctx, whc))
+		// The configurations are watched: wait until the operator has seen
+		// the deletion (and, lacking create, waits) before re-installing,
+		// so a create it should not try cannot slip past the RBAC check.
+		w.until("operator waits for the "+kind+" to be re-installed", func(context.Context) (bool, error) {
+			return strings.Contains(w.s.logs.String(), "webhook configuration "+name+" was deleted"), nil
+		})
 		w.step("re-install the "+kind, w.s.k8s.Create(w.ctx, w.s.chartObject(kind, name).DeepCopy()))
 		w.until(kind+" CA bundle injected again", func(ctx context.Context) (bool, error) {
 			if err := w.s.k8s.Get(ctx, client.ObjectKeyFromObject(whc), whc); err != nil {
