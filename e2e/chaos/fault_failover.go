@@ -58,8 +58,12 @@ func injectFailovers(ctx context.Context, r *run) error {
 			}
 			time.Sleep(50 * time.Millisecond)
 		}
-		if f.ToLeader == 0 {
+		if f.ToLeader == 0 && ctx.Err() == nil {
 			f.Note += "; NO TAKEOVER within " + (4 * leaseDuration).String()
+			r.mu.Lock()
+			r.broken = append(r.broken, violation{Rule: ruleNoTakeover,
+				Detail: fmt.Sprintf("failover #%d: killed %s (holder %s), and no replica took the lease within %s", i, leader.name, holder, 4*leaseDuration)})
+			r.mu.Unlock()
 		}
 		for _, o := range r.ops {
 			if o != leader {

@@ -41,6 +41,7 @@ const (
 	ruleAfterFinish  = "pod-after-finish"  // a finished job creates no pods
 	ruleUnknownPod   = "unexpected-pod"    // pods outside the job's replica slots
 	ruleOperatorExit = "operator-exit"     // the operator exited without being killed
+	ruleNoTakeover   = "no-takeover"       // no standby took the lease within 4 lease durations of a leader kill
 	ruleCreate       = "job-create-failed" // the harness could not create a job
 )
 

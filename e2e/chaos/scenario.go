@@ -53,6 +53,9 @@ type run struct {
 
 	mu     sync.Mutex
 	faults []fault
+	// broken are run-level invariant violations found while injecting
+	// (a failover nobody took over).
+	broken []violation
 }
 
 // fault is one injected fault and how the system recovered from it.
@@ -180,6 +183,9 @@ func (r *run) execute(ctx context.Context, res *Result) error {
 	for key, err := range createFailed {
 		vs = append(vs, violation{Job: key, Rule: ruleCreate, Detail: err.Error()})
 	}
+	r.mu.Lock()
+	vs = append(vs, r.broken...)
+	r.mu.Unlock()
 	for _, o := range r.ops {
 		for _, msg := range o.exitedUnexpectedly() {
 			vs = append(vs, violation{Rule: ruleOperatorExit, Detail: msg})

@@ -155,11 +155,17 @@ func kubectlPath() string {
 	return p
 }
 
-// requireKubectl skips kubectl-facing specs on machines without kubectl.
+// requireKubectl fails kubectl-facing specs without kubectl on the local
+// control plane (make test puts its kubectl first in PATH), and skips them
+// against an external cluster run from a machine without one.
 func requireKubectl() {
-	if kubectlPath() == "" {
-		Skip("kubectl is not installed (not in PATH): skipping this kubectl-facing spec")
+	if kubectlPath() != "" {
+		return
 	}
+	if cfg.Local {
+		Fail("kubectl is not in PATH: make e2e puts the control plane's kubectl (hack/controlplane.sh) there")
+	}
+	Skip("kubectl is not installed (not in PATH): skipping this kubectl-facing spec")
 }
 
 // kubectl runs kubectl against the cluster with stdin and returns its

@@ -103,7 +103,8 @@ func kueueInstalled(ctx context.Context) bool {
 
 // setupKueue makes Kueue available to the Kueue specs: in local mode it
 // installs Kueue's CRDs and starts it; on an external cluster it needs
-// Kueue installed there. It skips (with the reason) otherwise.
+// Kueue installed there, and skips (with the reason) without it; locally a
+// missing piece fails the specs.
 func setupKueue(ctx context.Context) *kueueProcess {
 	if !cfg.Local {
 		if !kueueInstalled(ctx) {
@@ -113,10 +114,10 @@ func setupKueue(ctx context.Context) *kueueProcess {
 	}
 	bin, manifests, missing := kueueBinaries()
 	if missing != "" {
-		Skip("Kueue specs: " + missing)
+		Fail("Kueue specs: " + missing + " (make controlplane-kueue builds it)")
 	}
 	if err := ensureKueueMetricsCerts(); err != nil {
-		Skip(fmt.Sprintf("Kueue specs: Kueue needs a metrics key pair in %s: %v", kueueMetricsCerts, err))
+		Fail(fmt.Sprintf("Kueue specs: Kueue needs a metrics key pair in %s: %v", kueueMetricsCerts, err))
 	}
 	Expect(util.InstallCRDs(ctx, restCfg, filepath.Join(manifests, "crd"))).To(Succeed())
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: kueueNamespace}}

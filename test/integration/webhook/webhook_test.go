@@ -293,7 +293,7 @@ spec:
 	It("explains itself through kubectl", func(ctx context.Context) {
 		kubectl, err := exec.LookPath("kubectl")
 		if err != nil {
-			Skip("kubectl not found")
+			Fail("kubectl not found in PATH: make test puts the control plane's kubectl there (hack/controlplane.sh builds it)")
 		}
 		cmd := exec.CommandContext(ctx, kubectl, "--kubeconfig", env.KubeconfigPath(), "create", "-n", ns, "-f", "-")
 		cmd.Stdin = strings.NewReader(`
