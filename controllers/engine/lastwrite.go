@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"slices"
 	"sync"
 	"time"
 
@@ -26,9 +27,14 @@ type heldChange struct {
 }
 
 type lastWrite struct {
-	// baseRV is the resourceVersion the write was made over: a cache still
-	// showing it has not caught up.
-	baseRV string
+	// baseRVs are the resourceVersions the write was made over: the one it
+	// was locked to and, when that was our own earlier write the cache had
+	// not shown yet, that write's bases too. A cache showing any of them has
+	// not caught up. Knowing only the last one, a pass over a cache two
+	// writes behind took it for someone else's newer write: make chaos saw
+	// such a pass, during an apiserver restart, recreate a deleted pod in
+	// the attempt a whole-job restart had just ended.
+	baseRVs []string
 	// job is what the write returned; nil once the cache has caught up.
 	job client.Object
 	// uid and rv identify the written version, whose watch event is our
@@ -36,6 +42,10 @@ type lastWrite struct {
 	uid types.UID
 	rv  string
 }
+
+// maxWriteChain bounds the bases kept for consecutive writes the cache has
+// not shown (a cache stays behind for seconds, a pass writes at most once).
+const maxWriteChain = 32
 
 func newLastWrites() *lastWrites {
 	return &lastWrites{jobs: map[types.NamespacedName]lastWrite{}, held: map[types.NamespacedName]heldChange{}}
@@ -50,7 +60,15 @@ func (l *lastWrites) remember(baseRV string, job client.Object) {
 	// nothing reads: kept, they would double a busy job's footprint here.
 	job.SetManagedFields(nil)
 	key := client.ObjectKeyFromObject(job)
-	l.jobs[key] = lastWrite{baseRV: baseRV, job: job, uid: job.GetUID(), rv: job.GetResourceVersion()}
+	bases := []string{baseRV}
+	if prev, ok := l.jobs[key]; ok && prev.uid == job.GetUID() && prev.rv == baseRV {
+		// Written over our own last write: the cache may still be older.
+		bases = append(prev.baseRVs, baseRV)
+		if len(bases) > maxWriteChain {
+			bases = bases[len(bases)-maxWriteChain:]
+		}
+	}
+	l.jobs[key] = lastWrite{baseRVs: bases, job: job, uid: job.GetUID(), rv: job.GetResourceVersion()}
 	delete(l.held, key)
 }
 
@@ -70,7 +88,7 @@ func (l *lastWrites) isEcho(job client.Object) bool {
 		return false
 	}
 	if w.job != nil {
-		w.job = nil
+		w.job, w.baseRVs = nil, nil
 		l.jobs[key] = w
 	}
 	return true
@@ -107,15 +125,15 @@ func (l *lastWrites) freshest(cached client.Object) client.Object {
 		return cached
 	}
 	if w.uid == cached.GetUID() {
-		switch cached.GetResourceVersion() {
-		case w.baseRV:
+		switch rv := cached.GetResourceVersion(); {
+		case slices.Contains(w.baseRVs, rv):
 			if w.job != nil {
 				return w.job.DeepCopyObject().(client.Object)
 			}
-		case w.rv:
+		case rv == w.rv:
 			// Caught up: drop the copy (the cache holds the same), keep
 			// the version so that its late watch event is known as an echo.
-			w.job = nil
+			w.job, w.baseRVs = nil, nil
 			l.jobs[key] = w
 			return cached
 		}

@@ -107,3 +107,36 @@ func TestLastWritesEcho(t *testing.T) {
 		t.Error("moved on: record dropped")
 	}
 }
+
+// Two writes the cache has not shown yet: a cache still at the version
+// before the first is as stale as one at the second's base.
+func TestLastWritesChain(t *testing.T) {
+	version := func(rv string) client.Object {
+		j := testjobs.MakePyTorchJob("j", "ns").UID("u").Obj()
+		j.ResourceVersion = rv
+		return j
+	}
+	l := newLastWrites()
+	l.remember("1", version("2"))
+	l.remember("2", version("3")) // a pass over our copy of write 2
+	for _, cached := range []string{"1", "2"} {
+		if got := l.freshest(version(cached)); got.GetResourceVersion() != "3" {
+			t.Errorf("cache at %s, two writes behind: got rv %s, want our last write 3", cached, got.GetResourceVersion())
+		}
+	}
+	// Caught up: the chain goes, and the next write starts a new one.
+	if got := l.freshest(version("3")); got.GetResourceVersion() != "3" {
+		t.Fatalf("caught up: got rv %s", got.GetResourceVersion())
+	}
+	l.remember("3", version("4"))
+	if got := l.freshest(version("3")); got.GetResourceVersion() != "4" {
+		t.Errorf("cache at 3: got rv %s, want 4", got.GetResourceVersion())
+	}
+	if w := l.jobs[client.ObjectKeyFromObject(version("4"))]; len(w.baseRVs) != 1 {
+		t.Errorf("bases after catching up %v, want [3]", w.baseRVs)
+	}
+	// Someone else's write is trusted.
+	if got := l.freshest(version("9")); got.GetResourceVersion() != "9" {
+		t.Errorf("moved on: got rv %s, want 9", got.GetResourceVersion())
+	}
+}

@@ -313,3 +313,49 @@ func TestCheckAttemptWithoutPolicy(t *testing.T) {
 		t.Errorf("violations %q, want %q: %+v", rules(vs), ruleAttempts, vs)
 	}
 }
+
+// Recreate: the harness deletes worker-0, the restart replaces the master,
+// and the new master finishes the job while the deleted worker is still
+// terminating; its successor was never due. Gone before the job finished,
+// it must have had one.
+func TestCheckRecreateSuccessorNotDue(t *testing.T) {
+	in := func(workerGone float64) checkInput {
+		w0 := life(1, "w0", "worker", "0", "", 0, 4)
+		w0[len(w0)-1].At = at(workerGone)
+		pods := byTime(life(1, "m0", "master", "0", "", 0, 4.6), w0,
+			life(5, "m1", "master", "1", corev1.PodSucceeded, 29.5, 31))
+		if workerGone < 30 {
+			pods = byTime(pods, life(workerGone+0.5, "w1", "worker", "1", "", 0, 31))
+		}
+		return checkInput{
+			Expect: map[string]expectation{"ns/j": {Design: designFPDisrupt, Outcome: "Succeeded", Tracked: true, Replicas: 2,
+				MaxRestarts: ptr.To(int32(0)), Strategy: string(kubeflowv1.RestartStrategyRecreate),
+				Incarnations: map[string]int{"j-worker-0": 2}, DisruptPod: "j-worker-0", DecisivePod: "j-master-0"}},
+			Final: map[string]jobObs{"ns/j": {Job: "ns/j", Succeeded: true, Restarts: 1, TerminalAt: at(30)}},
+			History: history{Pods: pods, Jobs: []jobObs{
+				{At: at(0), Job: "ns/j"},
+				{At: at(4.5), Job: "ns/j", Restarts: 1},
+				{At: at(30.2), Job: "ns/j", Succeeded: true, Restarts: 1, TerminalAt: at(30)},
+			}},
+			Disrupted: map[string]disruption{"ns/j": {UID: "w0", At: at(4)}},
+		}
+	}
+	if vs, _ := check(in(40)); len(vs) != 0 {
+		t.Errorf("deleted worker gone after the job finished: violations %+v, want none", vs)
+	}
+	if vs, _ := check(in(6)); len(vs) != 0 {
+		t.Errorf("deleted worker gone at 6, replaced: violations %+v, want none", vs)
+	}
+	// Gone at 6 but never replaced: the successor was due.
+	noSuccessor := in(6)
+	var kept []podObs
+	for _, p := range noSuccessor.History.Pods {
+		if p.UID != "w1" {
+			kept = append(kept, p)
+		}
+	}
+	noSuccessor.History.Pods = kept
+	if vs, _ := check(noSuccessor); rules(vs) != ruleIncarnations {
+		t.Errorf("violations %q, want %q: %+v", rules(vs), ruleIncarnations, vs)
+	}
+}
