@@ -241,6 +241,11 @@ func checkSticky(jobs []jobObs, add func(job, rule, format string, args ...any))
 type deletions struct {
 	infra   map[string]int // by pod name
 	infraN  int
+	// infraDone are succeeded pods others deleted while the job ran (KWOK,
+	// deleting by name after an apiserver restart): the operator makes the
+	// slot's pod again, so each widens the incarnation bound, and nothing
+	// else (a finished pod is no failure to count).
+	infraDone map[string]int
 	harness int
 	// racing are those recorded after the pod finish that decided the job's
 	// outcome: the pass that finished the job may have read its cache
@@ -272,7 +277,7 @@ func (d *deletions) add(p podObs, byHarness bool, decidedAt, terminalCond time.T
 // anyone but the operator, which deletes only failed pods while a job runs
 // and cleans up only after it finished.
 func externalDeletions(pods []podObs, harness map[string]bool, terminalAt, terminalCond time.Time) deletions {
-	d := deletions{infra: map[string]int{}}
+	d := deletions{infra: map[string]int{}, infraDone: map[string]int{}}
 	decidedAt := lastFinish(pods, terminalAt)
 	lastPhase := map[string]corev1.PodPhase{}
 	counted := map[string]bool{}
@@ -285,8 +290,15 @@ func externalDeletions(pods []podObs, harness map[string]bool, terminalAt, termi
 			continue
 		}
 		counted[p.UID] = true
-		if !finished(lastPhase[p.UID]) && beforeFinish(p, harness[p.UID], terminalAt) {
+		if !beforeFinish(p, harness[p.UID], terminalAt) {
+			continue
+		}
+		switch {
+		case !finished(lastPhase[p.UID]):
 			d.add(p, harness[p.UID], decidedAt, terminalCond)
+		case lastPhase[p.UID] == corev1.PodSucceeded && !harness[p.UID]:
+			// The operator deletes no succeeded pod before the job finishes.
+			d.infraDone[p.Name]++
 		}
 	}
 	return d
@@ -581,7 +593,7 @@ func checkIncarnations(key string, e expectation, final jobObs, pods []podObs, d
 		if n, ok := e.Incarnations[name]; ok {
 			lo = n
 		}
-		hi := lo + dels.infra[name]
+		hi := lo + dels.infra[name] + dels.infraDone[name]
 		if e.MaxRestarts != nil {
 			// Every pod goes and comes back on a whole-job restart, one per
 			// attempt at most (checkAttempts); a stray deletion can end an

@@ -359,3 +359,44 @@ func TestCheckRecreateSuccessorNotDue(t *testing.T) {
 		t.Errorf("violations %q, want %q: %+v", rules(vs), ruleIncarnations, vs)
 	}
 }
+
+// Someone else deletes the succeeded worker while the job runs (KWOK by name
+// after an apiserver restart): the operator makes it again, a legitimate
+// extra incarnation.
+func TestCheckSucceededPodDeletedByOthers(t *testing.T) {
+	in := disruptInput(false, 1, 5)
+	extra := byTime(life(10, "w3", "worker", "", corev1.PodSucceeded, 12, 13), life(13.5, "w4", "worker", "", "", 0, 31))
+	var pods []podObs
+	for _, p := range in.History.Pods {
+		if p.UID == "w2" && (p.Deleting || p.Gone) {
+			continue // w2 lives on until the cleanup below
+		}
+		pods = append(pods, p)
+	}
+	// w2 is replaced by w3 at 10 (deleted by others while running), w3
+	// succeeds and is deleted by others at 13, w4 runs to the end.
+	w2 := life(5.5, "w2", "worker", "", "", 0, 9.5)
+	in.History.Pods = byTime(pods[:0:0], filterUID(pods, "w2"), w2, extra)
+	in.Expect["ns/j"] = withIncarnations(in.Expect["ns/j"], "j-worker-0", 2)
+	vs, _ := check(in)
+	for _, v := range vs {
+		if v.Rule == ruleIncarnations {
+			t.Errorf("incarnations violation for a succeeded pod others deleted: %+v", v)
+		}
+	}
+}
+
+func filterUID(pods []podObs, uid string) []podObs {
+	var out []podObs
+	for _, p := range pods {
+		if p.UID != uid {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+func withIncarnations(e expectation, name string, n int) expectation {
+	e.Incarnations = map[string]int{name: n}
+	return e
+}
