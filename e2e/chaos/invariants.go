@@ -239,14 +239,14 @@ func checkSticky(jobs []jobObs, add func(job, rule, format string, args ...any))
 // KWOK deletes by name and can hit a replacement). Each is a legitimate
 // retry, or under a failure policy a whole-job restart.
 type deletions struct {
-	infra   map[string]int // by pod name
-	infraN  int
+	infra  map[string]int // by pod name
+	infraN int
 	// infraDone are succeeded pods others deleted while the job ran (KWOK,
 	// deleting by name after an apiserver restart): the operator makes the
 	// slot's pod again, so each widens the incarnation bound, and nothing
 	// else (a finished pod is no failure to count).
 	infraDone map[string]int
-	harness int
+	harness   int
 	// racing are those recorded after the pod finish that decided the job's
 	// outcome: the pass that finished the job may have read its cache
 	// before them, and a finished job counts nothing more. Those recorded
