@@ -88,6 +88,10 @@ var _ = Describe("every kind", func() {
 			mk := kc.job("mk", ns)
 			kc.runPolicy(mk).ManagedBy = ptr.To(kubeflowv1.MultiKueueController)
 			Expect(k8s.Create(ctx, mk)).To(Succeed())
+			// The pass that leaves mk alone counts it as created (v1 counted
+			// every job), after "sus": only then is its absence of status and
+			// pods telling.
+			Eventually(func() float64 { return jobsCreated(ns) }, timeout, interval).Should(Equal(2.0))
 			Consistently(func(g Gomega) {
 				g.Expect(kc.status(fresh("mk")).Conditions).To(BeEmpty())
 				g.Expect(jobPods(ctx, ns, "mk")).To(BeEmpty())

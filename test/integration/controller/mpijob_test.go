@@ -129,6 +129,7 @@ var _ = Describe("MPIJob", func() {
 	It("fails with reason MPIJobFailed when the launcher exits 1 under restartPolicy Never", func(ctx context.Context) {
 		job := testjobs.MakeMPIJob("fail", ns).Launcher().Workers(1).
 			Annotation("Launcher", cluster.ExitCodeAnnotation, "1").Annotation("Launcher", cluster.ExitDelayAnnotation, "1s").Obj()
+		launchers := watchPodIncarnations(ctx, ns, "fail-launcher")
 		Expect(k8s.Create(ctx, job)).To(Succeed())
 		j := eventuallyMPICondition(ctx, ns, "fail", kubeflowv1.JobFailed)
 		c := condition(j.Status, kubeflowv1.JobFailed)
@@ -137,8 +138,27 @@ var _ = Describe("MPIJob", func() {
 		Expect(c.Message).To(ContainSubstring("fail-launcher: container mpi exited with code 1"))
 		Expect(condition(j.Status, kubeflowv1.JobSucceeded)).To(BeNil())
 		Expect(j.Status.ReplicaStatuses["Launcher"].Failed).To(Equal(int32(1)))
-		// Never: the launcher is not recreated.
-		Consistently(func() int32 { return getMPIJob(ctx, ns, "fail").Status.RestartCount }, 2*time.Second, interval).Should(BeZero())
+		// The failing pass decided: no restart counted.
+		Expect(j.Status.RestartCount).To(BeZero())
+		var launcher corev1.Pod
+		Expect(k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "fail-launcher"}, &launcher)).To(Succeed())
+
+		// A later pass over the finished job shows itself: asked for
+		// cleanPodPolicy Running, it deletes the running worker and keeps the
+		// failed launcher. Only then is the launcher's staying telling.
+		Eventually(func() error {
+			j := getMPIJob(ctx, ns, "fail")
+			j.Spec.RunPolicy.CleanPodPolicy = ptr.To(kubeflowv1.CleanPodPolicyRunning)
+			return k8s.Update(ctx, j)
+		}, timeout, interval).Should(Succeed())
+		Eventually(func() []string { return livePodNames(ctx, ns, "fail") }, timeout, interval).Should(Equal([]string{"fail-launcher"}))
+		// Never: the launcher is neither deleted for a retry nor recreated.
+		var now corev1.Pod
+		Expect(k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "fail-launcher"}, &now)).To(Succeed())
+		Expect(now.UID).To(Equal(launcher.UID))
+		Expect(now.DeletionTimestamp).To(BeNil())
+		Expect(launchers()).To(Equal(1), "launcher pods created")
+		Expect(getMPIJob(ctx, ns, "fail").Status.RestartCount).To(BeZero())
 	})
 
 	It("suspends at creation, resumes, suspends while running and resumes again", func(ctx context.Context) {
@@ -209,7 +229,11 @@ var _ = Describe("MPIJob", func() {
 		blocker := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "own-config", Namespace: ns}, Data: map[string]string{"hostfile": "theirs"}}
 		Expect(k8s.Create(ctx, blocker)).To(Succeed())
 		Expect(k8s.Create(ctx, testjobs.MakeMPIJob("own", ns).Launcher().Workers(1).Obj())).To(Succeed())
-		Consistently(func() []string { return podNames(jobPods(ctx, ns, "own")) }, 2*time.Second, interval).Should(BeEmpty())
+		// The pass that finds the name taken says so, and creates no pod.
+		j := eventuallyMPICondition(ctx, ns, "own", "ChildConflict")
+		Expect(condition(j.Status, "ChildConflict").Message).To(ContainSubstring("own-config"))
+		Expect(podNames(jobPods(ctx, ns, "own"))).To(BeEmpty())
+		Consistently(func() []string { return podNames(jobPods(ctx, ns, "own")) }, time.Second, interval).Should(BeEmpty())
 		var cm corev1.ConfigMap
 		Expect(k8s.Get(ctx, client.ObjectKeyFromObject(blocker), &cm)).To(Succeed())
 		Expect(cm.OwnerReferences).To(BeEmpty())
