@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds the local control plane (etcd, kube-apiserver, kube-controller-manager,
-# kube-scheduler, kwok, helm, kueue) from the Go module proxy into a cache folder
+# kube-scheduler, kubectl, kwok, helm, kueue) from the Go module proxy into a cache folder
 # kept outside the clone, so fresh clones on the same machine reuse it.
 # Kueue (about 15 minutes cold on 2 cores) is built only with --with-kueue,
 # for the e2e suite, the one user of it.
@@ -88,13 +88,11 @@ EOM
   mark etcd
 }
 
-build_k8s() {
-  have kube-apiserver && have kube-controller-manager && have kube-scheduler && return 0
-  log "building kubernetes ${K8S_VERSION}"
-  local w="${dir}/src/k8s"
-  mkdir -p "${w}"
+# k8s_gomod prints a go.mod named local/$1 that requires kubernetes with its
+# staging modules pinned.
+k8s_gomod() {
   {
-    echo "module local/k8swrap"
+    echo "module local/$1"
     echo
     echo "go 1.26.0"
     echo
@@ -111,7 +109,15 @@ build_k8s() {
       echo "	k8s.io/${r} => k8s.io/${r} ${K8S_STAGING_VERSION}"
     done
     echo ")"
-  } > "${w}/go.mod"
+  }
+}
+
+build_k8s() {
+  have kube-apiserver && have kube-controller-manager && have kube-scheduler && return 0
+  log "building kubernetes ${K8S_VERSION}"
+  local w="${dir}/src/k8s"
+  mkdir -p "${w}"
+  k8s_gomod k8swrap > "${w}/go.mod"
   cat > "${w}/tools.go" <<'EOM'
 //go:build tools
 
@@ -133,6 +139,30 @@ EOM
     bash -c 'cd "$1" && go mod tidy && go build -trimpath -ldflags="$2" -o "$3/" \
       k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager k8s.io/kubernetes/cmd/kube-scheduler' _ "${w}" "${ld}" "${bin}"
   mark kube-apiserver; mark kube-controller-manager; mark kube-scheduler
+}
+
+# kubectl, which the tests' kubectl-facing checks run (make test puts this bin
+# first in PATH): built here so that no check is skipped for want of it.
+build_kubectl() {
+  have kubectl && return 0
+  log "building kubectl ${K8S_VERSION}"
+  local w="${dir}/src/kubectl"
+  mkdir -p "${w}"
+  k8s_gomod kubectlwrap > "${w}/go.mod"
+  cat > "${w}/tools.go" <<'EOM'
+//go:build tools
+
+package tools
+
+import _ "k8s.io/kubernetes/cmd/kubectl"
+EOM
+  local minor="${K8S_VERSION#v1.}"; minor="${minor%%.*}"
+  local ld="-s -w"
+  for p in k8s.io/client-go/pkg/version k8s.io/component-base/version; do
+    ld+=" -X ${p}.gitVersion=${K8S_VERSION} -X ${p}.gitMajor=1 -X ${p}.gitMinor=${minor}"
+  done
+  step "kubectl ${K8S_VERSION}" bash -c 'cd "$1" && go mod tidy && go build -trimpath -ldflags="$2" -o "$3/kubectl" k8s.io/kubernetes/cmd/kubectl' _ "${w}" "${ld}" "${bin}"
+  mark kubectl
 }
 
 build_kwok() {
@@ -184,6 +214,7 @@ flock 9
 start=$(date +%s)
 build_etcd
 build_k8s
+build_kubectl
 build_kwok
 build_helm
 if [[ "${with_kueue}" == true ]]; then
