@@ -24,55 +24,24 @@ limitations under the License.
 package main
 
 import (
-	"context"
-	"crypto/tls"
-	"errors"
 	"flag"
-	"fmt"
-	"net/http"
 	"os"
-	"time"
 
 	"go.uber.org/zap/zapcore"
 	"k8s.io/apimachinery/pkg/runtime"
-	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	_ "k8s.io/client-go/plugin/pkg/client/auth"
-	"k8s.io/client-go/tools/leaderelection/resourcelock"
 	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	ctrlconfig "sigs.k8s.io/controller-runtime/pkg/config"
-	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
-	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
-	configv1alpha1 "github.com/seed-d8a409e9/training-operator/apis/config/v1alpha1"
-	kubeflowv1 "github.com/seed-d8a409e9/training-operator/apis/kubeflow.org/v1"
-	"github.com/seed-d8a409e9/training-operator/controllers"
 	"github.com/seed-d8a409e9/training-operator/controllers/engine"
-	"github.com/seed-d8a409e9/training-operator/controllers/gang"
-	"github.com/seed-d8a409e9/training-operator/internal/cert"
 	"github.com/seed-d8a409e9/training-operator/internal/config"
 	"github.com/seed-d8a409e9/training-operator/internal/lazylog"
-	"github.com/seed-d8a409e9/training-operator/internal/metricsfilter"
-	"github.com/seed-d8a409e9/training-operator/kinds"
-	"github.com/seed-d8a409e9/training-operator/webhooks"
+	"github.com/seed-d8a409e9/training-operator/internal/operator"
 )
 
-var (
-	scheme   = runtime.NewScheme()
-	setupLog = ctrl.Log.WithName("setup")
-)
-
-func init() {
-	utilruntime.Must(clientgoscheme.AddToScheme(scheme))
-	utilruntime.Must(kubeflowv1.AddToScheme(scheme))
-	utilruntime.Must(configv1alpha1.AddToScheme(scheme))
-	// Volcano (scheduling.volcano.sh) and scheduler-plugins (scheduling.x-k8s.io) PodGroups.
-	utilruntime.Must(gang.AddToScheme(scheme))
-}
+var setupLog = ctrl.Log.WithName("setup")
 
 func main() {
 	// Production logging (JSON, info level) by default; v1's stack-trace
@@ -107,149 +76,23 @@ func main() {
 	}
 	setupLog.Info("effective configuration", "configuration", effective)
 
-	certs, err := newCertProvider(cfg)
+	restCfg, err := ctrl.GetConfig()
 	if err != nil {
-		setupLog.Error(err, "unable to set up webhook certificates")
+		setupLog.Error(err, "unable to load kubeconfig")
 		os.Exit(1)
 	}
-
-	mgr, err := newManager(cfg, certs)
+	op, err := operator.New(restCfg, cfg, operator.Overrides{})
 	if err != nil {
-		setupLog.Error(err, "unable to create manager")
-		os.Exit(1)
-	}
-	if err := certs.SetupWithManager(mgr); err != nil {
-		setupLog.Error(err, "unable to set up webhook certificates")
-		os.Exit(1)
-	}
-
-	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
-		setupLog.Error(err, "unable to set up health check")
-		os.Exit(1)
-	}
-	// Ready only once the serving certificates exist and the webhook server
-	// has started, so that no admission call reaches a replica that cannot
-	// answer it. Controllers start right away.
-	if err := mgr.AddReadyzCheck("readyz", certs.ReadyzCheck(mgr.GetWebhookServer())); err != nil {
-		setupLog.Error(err, "unable to set up ready check")
-		os.Exit(1)
-	}
-	// And once the informers the controllers started have listed the
-	// cluster: a job created right after readiness then gets its pods at
-	// once instead of after the initial lists (seconds with thousands of
-	// jobs). Replicas that are not the leader start no controllers.
-	if err := mgr.AddReadyzCheck("informers", cacheSynced(mgr.GetCache())); err != nil {
-		setupLog.Error(err, "unable to set up ready check")
-		os.Exit(1)
-	}
-
-	if err := webhooks.Setup(mgr, kinds.Webhooks(), cfg.EnabledSchemes); err != nil {
-		setupLog.Error(err, "unable to set up webhooks")
-		os.Exit(1)
-	}
-
-	if err := controllers.Setup(mgr, cfg, kinds.Controllers()); err != nil {
-		setupLog.Error(err, "unable to set up controllers")
+		setupLog.Error(err, "unable to set up the operator")
 		os.Exit(1)
 	}
 
 	setupLog.Info("starting manager")
-	if err := mgr.Start(ctrl.SetupSignalHandler()); err != nil {
+	if err := op.Manager.Start(ctrl.SetupSignalHandler()); err != nil {
 		setupLog.Error(err, "problem running manager")
 		os.Exit(1)
 	}
 	setupLog.Info("stopping")
-}
-
-// newCertProvider sets up the webhook serving certificate as configured:
-// built-in self-signed certificates (the Secret lives in $MY_POD_NAMESPACE,
-// default kubeflow) whose CA bundle is injected into the webhook
-// configurations, which are also trimmed to the enabled kinds; or files
-// provided by cert-manager or by hand.
-func newCertProvider(cfg *configv1alpha1.Configuration) (*cert.Provider, error) {
-	wh := cfg.Webhook
-	opts := cert.Options{
-		Mode:        wh.CertManagement,
-		Namespace:   cert.OperatorNamespace(),
-		SecretName:  wh.SecretName,
-		ServiceName: wh.ServiceName,
-		CertDir:     wh.CertDir,
-		ClientURL:   wh.ClientURL,
-	}
-	if wh.CertManagement == configv1alpha1.CertManagementSelfSigned {
-		cfgs, err := webhooks.WebhookConfigurations(kinds.Webhooks(), cfg.EnabledSchemes)
-		if err != nil {
-			return nil, err
-		}
-		opts.Webhooks = cfgs
-	}
-	return cert.New(opts)
-}
-
-// newManager builds the controller-runtime manager from a validated,
-// defaulted configuration. The webhook server starts once certs are ready.
-func newManager(cfg *configv1alpha1.Configuration, certs *cert.Provider) (ctrl.Manager, error) {
-	restCfg, err := ctrl.GetConfig()
-	if err != nil {
-		return nil, fmt.Errorf("loading kubeconfig: %w", err)
-	}
-	config.ApplyClientConnection(restCfg, cfg.ClientConnection)
-
-	metricsOpts := metricsserver.Options{
-		BindAddress:   cfg.Metrics.BindAddress,
-		SecureServing: cfg.Metrics.Secure,
-	}
-	if cfg.Metrics.Secure {
-		metricsOpts.FilterProvider = metricsfilter.Filter
-		// The webhook serving certificate (for the Service's name, from the
-		// operator's CA or cert-manager's), so a scraper can verify it.
-		// Its watcher lives as long as the process.
-		metricsOpts.TLSOpts = []func(*tls.Config){certs.MetricsTLS(context.Background())}
-	}
-
-	cacheOpts, err := controllers.CacheOptions(cfg, kinds.Controllers())
-	if err != nil {
-		return nil, err
-	}
-
-	le := cfg.LeaderElection
-	return ctrl.NewManager(restCfg, ctrl.Options{
-		Scheme:                        scheme,
-		Cache:                         cacheOpts,
-		Metrics:                       metricsOpts,
-		Controller:                    ctrlconfig.Controller{CacheSyncTimeout: cfg.Controller.CacheSyncTimeout.Duration},
-		HealthProbeBindAddress:        cfg.Health.ProbeBindAddress,
-		PprofBindAddress:              cfg.Health.PprofBindAddress,
-		LeaderElection:                le.LeaderElect,
-		LeaderElectionID:              le.ResourceName,
-		LeaderElectionNamespace:       le.ResourceNamespace,
-		LeaderElectionResourceLock:    resourcelock.LeasesResourceLock,
-		LeaderElectionReleaseOnCancel: true,
-		LeaseDuration:                 &le.LeaseDuration.Duration,
-		RenewDeadline:                 &le.RenewDeadline.Duration,
-		RetryPeriod:                   &le.RetryPeriod.Duration,
-		// Started once the serving certificates are in place.
-		WebhookServer: certs.WaitingServer(webhook.NewServer(webhook.Options{
-			Host:    cfg.Webhook.Host,
-			Port:    int(*cfg.Webhook.Port),
-			CertDir: cfg.Webhook.CertDir,
-		})),
-	})
-}
-
-// cacheSynced is a readiness check that passes once the informer cache has
-// synced every informer started so far.
-func cacheSynced(c interface {
-	WaitForCacheSync(context.Context) bool
-}) healthz.Checker {
-	return func(req *http.Request) error {
-		ctx, cancel := context.WithTimeout(req.Context(), 200*time.Millisecond)
-		defer cancel()
-		if !c.WaitForCacheSync(ctx) {
-			return errors.New("informer caches not synced yet")
-		}
-		return nil
-	}
 }
 
 // releasePodFinalizers is the uninstall mode: nothing is left to count the

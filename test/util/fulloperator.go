@@ -18,7 +18,6 @@ package util
 
 import (
 	"context"
-	"crypto/tls"
 	"fmt"
 	"net"
 	"os"
@@ -27,20 +26,11 @@ import (
 
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/leaderelection/resourcelock"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
-	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
 	configv1alpha1 "github.com/seed-d8a409e9/training-operator/apis/config/v1alpha1"
-	"github.com/seed-d8a409e9/training-operator/controllers"
-	"github.com/seed-d8a409e9/training-operator/controllers/gang"
-	"github.com/seed-d8a409e9/training-operator/internal/cert"
-	"github.com/seed-d8a409e9/training-operator/internal/metricsfilter"
-	"github.com/seed-d8a409e9/training-operator/kinds"
-	"github.com/seed-d8a409e9/training-operator/webhooks"
+	"github.com/seed-d8a409e9/training-operator/internal/operator"
 )
 
 // FullOperatorOptions configures StartFullOperator.
@@ -49,8 +39,10 @@ type FullOperatorOptions struct {
 	// ServiceAccount, or wrapped with a recording transport).
 	RESTConfig *rest.Config
 	// Config is the operator Configuration; nil means every default. Its
-	// webhook host, port, certDir and clientURL are overridden so that the
-	// local API server reaches the webhooks on 127.0.0.1.
+	// webhook host, port, certDir, clientURL and certManagement are
+	// overridden so that the local API server reaches the webhooks on
+	// 127.0.0.1, and so are the metrics, health and leader-election
+	// settings, from the fields below.
 	Config *configv1alpha1.Configuration
 	// Namespace holds the certificate Secret and the leader-election Lease.
 	Namespace string
@@ -69,9 +61,9 @@ type FullOperatorOptions struct {
 	CertResyncPeriod time.Duration
 }
 
-// FullOperator is an in-process operator wired like main.go: built-in
-// self-signed certificates, webhooks, controllers, optional leader election
-// and secure metrics.
+// FullOperator is an in-process operator wired by operator.New, as main.go
+// is: built-in self-signed certificates, webhooks, controllers, optional
+// leader election and secure metrics.
 type FullOperator struct {
 	// WebhookAddr and MetricsAddr are host:port of the servers (MetricsAddr
 	// is empty unless MetricsSecure).
@@ -99,113 +91,11 @@ func FreePort() (int, error) {
 // StartFullOperator starts the operator and waits until it is ready
 // (certificates issued, webhook server started).
 func StartFullOperator(ctx context.Context, opts FullOperatorOptions) (*FullOperator, error) {
-	cfg := opts.Config
-	if cfg == nil {
-		cfg = DefaultConfiguration()
-	}
-	cfg = cfg.DeepCopy()
-	port, err := FreePort()
+	op, mgr, err := newFullOperator(opts)
 	if err != nil {
 		return nil, err
 	}
-	p32 := int32(port)
-	// The manager writes the serving certificates here; removed by Stop.
-	mode, certDir, ownDir := configv1alpha1.CertManagementSelfSigned, opts.ProvidedCertDir, false
-	if certDir != "" {
-		mode = configv1alpha1.CertManagementCertManager
-	} else if certDir, err = os.MkdirTemp("", "training-operator-certs-"); err != nil {
-		return nil, err
-	} else {
-		ownDir = true
-	}
-	cfg.Webhook.Host, cfg.Webhook.Port, cfg.Webhook.CertDir = "127.0.0.1", &p32, certDir
-	cfg.Webhook.ClientURL = fmt.Sprintf("https://127.0.0.1:%d", port)
-
-	whs, err := webhooks.WebhookConfigurations(kinds.Webhooks(), cfg.EnabledSchemes)
-	if err != nil {
-		return nil, err
-	}
-	certs, err := cert.New(cert.Options{
-		Mode:         mode,
-		Namespace:    opts.Namespace,
-		SecretName:   cfg.Webhook.SecretName,
-		ServiceName:  cfg.Webhook.ServiceName,
-		CertDir:      certDir,
-		ClientURL:    cfg.Webhook.ClientURL,
-		Webhooks:     whs,
-		ResyncPeriod: opts.CertResyncPeriod,
-	})
-	if err != nil {
-		return nil, err
-	}
-	scheme := Scheme()
-	if err := configv1alpha1.AddToScheme(scheme); err != nil {
-		return nil, err
-	}
-	if err := gang.AddToScheme(scheme); err != nil {
-		return nil, err
-	}
-	metricsOpts := metricsserver.Options{BindAddress: "0"}
-	// Bounds the metrics certificate watcher; cancelled when the operator stops.
-	watchCtx, stopWatch := context.WithCancel(context.Background())
-	started := false
-	defer func() {
-		if !started {
-			stopWatch()
-		}
-	}()
-	op := &FullOperator{WebhookAddr: fmt.Sprintf("127.0.0.1:%d", port), Config: cfg}
-	if ownDir {
-		op.certDir = certDir
-	}
-	if opts.MetricsSecure {
-		mport, err := FreePort()
-		if err != nil {
-			return nil, err
-		}
-		op.MetricsAddr = fmt.Sprintf("127.0.0.1:%d", mport)
-		metricsOpts = metricsserver.Options{BindAddress: op.MetricsAddr, SecureServing: true, FilterProvider: metricsfilter.Filter,
-			TLSOpts: []func(*tls.Config){certs.MetricsTLS(watchCtx)}}
-	}
-	cacheOpts, err := controllers.CacheOptions(cfg, kinds.Controllers())
-	if err != nil {
-		return nil, err
-	}
-	le := cfg.LeaderElection
-	skip := true
-	mgr, err := ctrl.NewManager(opts.RESTConfig, ctrl.Options{
-		Scheme:                        scheme,
-		Cache:                         cacheOpts,
-		Metrics:                       metricsOpts,
-		HealthProbeBindAddress:        "0",
-		LeaderElection:                opts.LeaderElection,
-		LeaderElectionID:              le.ResourceName,
-		LeaderElectionNamespace:       opts.Namespace,
-		LeaderElectionResourceLock:    resourcelock.LeasesResourceLock,
-		LeaderElectionReleaseOnCancel: true,
-		LeaseDuration:                 &le.LeaseDuration.Duration,
-		RenewDeadline:                 &le.RenewDeadline.Duration,
-		RetryPeriod:                   &le.RetryPeriod.Duration,
-		Controller:                    config.Controller{SkipNameValidation: &skip},
-		WebhookServer: certs.WaitingServer(webhook.NewServer(webhook.Options{
-			Host: "127.0.0.1", Port: port, CertDir: certDir,
-		})),
-	})
-	if err != nil {
-		return nil, err
-	}
-	if err := certs.SetupWithManager(mgr); err != nil {
-		return nil, err
-	}
-	if err := webhooks.Setup(mgr, kinds.Webhooks(), cfg.EnabledSchemes); err != nil {
-		return nil, err
-	}
-	if err := controllers.Setup(mgr, cfg, kinds.Controllers()); err != nil {
-		return nil, err
-	}
-	op.Readyz = certs.ReadyzCheck(mgr.GetWebhookServer())
-	runCtx, cancelRun := context.WithCancel(context.Background())
-	cancel := func() { cancelRun(); stopWatch() }
+	runCtx, cancel := context.WithCancel(context.Background())
 	op.cancel, op.done = cancel, make(chan error, 1)
 	go func() { op.done <- mgr.Start(runCtx) }()
 	err = wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 90*time.Second, true, func(context.Context) (bool, error) {
@@ -220,8 +110,70 @@ func StartFullOperator(ctx context.Context, opts FullOperatorOptions) (*FullOper
 		cancel()
 		return nil, fmt.Errorf("operator not ready: %w (readyz: %v)", err, op.Readyz(nil))
 	}
-	started = true
 	return op, nil
+}
+
+// newFullOperator wires the operator as StartFullOperator runs it: main's
+// wiring, with the servers on free ports of 127.0.0.1 (which the local API
+// server reaches the webhooks on) and the Secret and Lease in
+// opts.Namespace.
+func newFullOperator(opts FullOperatorOptions) (*FullOperator, ctrl.Manager, error) {
+	cfg := opts.Config
+	if cfg == nil {
+		cfg = DefaultConfiguration()
+	}
+	cfg = cfg.DeepCopy()
+	port, err := FreePort()
+	if err != nil {
+		return nil, nil, err
+	}
+	p32 := int32(port)
+	// The manager writes the serving certificates here; removed by Stop.
+	mode, certDir, ownDir := configv1alpha1.CertManagementSelfSigned, opts.ProvidedCertDir, false
+	if certDir != "" {
+		mode = configv1alpha1.CertManagementCertManager
+	} else if certDir, err = os.MkdirTemp("", "training-operator-certs-"); err != nil {
+		return nil, nil, err
+	} else {
+		ownDir = true
+	}
+	op := &FullOperator{WebhookAddr: fmt.Sprintf("127.0.0.1:%d", port), Config: cfg}
+	if ownDir {
+		op.certDir = certDir
+	}
+	ok := false
+	defer func() {
+		if !ok {
+			_ = os.RemoveAll(op.certDir)
+		}
+	}()
+	cfg.Webhook.CertManagement = mode
+	cfg.Webhook.Host, cfg.Webhook.Port, cfg.Webhook.CertDir = "127.0.0.1", &p32, certDir
+	cfg.Webhook.ClientURL = fmt.Sprintf("https://127.0.0.1:%d", port)
+	cfg.Health.ProbeBindAddress = "0"
+	cfg.Metrics.BindAddress, cfg.Metrics.Secure = "0", opts.MetricsSecure
+	if opts.MetricsSecure {
+		mport, err := FreePort()
+		if err != nil {
+			return nil, nil, err
+		}
+		op.MetricsAddr = fmt.Sprintf("127.0.0.1:%d", mport)
+		cfg.Metrics.BindAddress = op.MetricsAddr
+	}
+	cfg.LeaderElection.LeaderElect = opts.LeaderElection
+	cfg.LeaderElection.ResourceNamespace = opts.Namespace
+
+	o, err := operator.New(opts.RESTConfig, cfg, operator.Overrides{
+		CertNamespace:      opts.Namespace,
+		CertResyncPeriod:   opts.CertResyncPeriod,
+		SkipNameValidation: true,
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	op.Readyz = o.WebhookReady
+	ok = true
+	return op, o.Manager, nil
 }
 
 // Stop stops the operator and waits for it (at most 30 s).

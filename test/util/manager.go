@@ -5,32 +5,17 @@ import (
 	"sync"
 
 	"k8s.io/apimachinery/pkg/runtime"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
-	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
-	"sigs.k8s.io/controller-runtime/pkg/config"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	configv1alpha1 "github.com/seed-d8a409e9/training-operator/apis/config/v1alpha1"
-	kubeflowv1 "github.com/seed-d8a409e9/training-operator/apis/kubeflow.org/v1"
-	"github.com/seed-d8a409e9/training-operator/controllers"
-	"github.com/seed-d8a409e9/training-operator/kinds"
+	"github.com/seed-d8a409e9/training-operator/internal/operator"
 )
 
-// Scheme knows the built-in types and kubeflow.org/v1.
-func Scheme() *runtime.Scheme {
-	s := runtime.NewScheme()
-	if err := clientgoscheme.AddToScheme(s); err != nil {
-		panic(err)
-	}
-	if err := kubeflowv1.AddToScheme(s); err != nil {
-		panic(err)
-	}
-	return s
-}
+// Scheme knows every type the operator does (built-in, kubeflow.org/v1,
+// the Configuration and the gang-scheduling PodGroups).
+func Scheme() *runtime.Scheme { return operator.NewScheme() }
 
 // DefaultConfiguration is the operator Configuration with every default set.
 func DefaultConfiguration() *configv1alpha1.Configuration {
@@ -51,27 +36,24 @@ type Operator struct {
 	once   sync.Once
 }
 
+// newOperator wires the operator as StartOperator runs it: main's wiring
+// with the controllers alone, no servers and no leader election, since
+// several operators may share a test process.
+func newOperator(restCfg *rest.Config, cfg *configv1alpha1.Configuration) (*operator.Operator, error) {
+	cfg = cfg.DeepCopy()
+	cfg.Metrics.BindAddress, cfg.Metrics.Secure = "0", false
+	cfg.Health.ProbeBindAddress = "0"
+	cfg.LeaderElection.LeaderElect = false
+	return operator.New(restCfg, cfg, operator.Overrides{NoWebhooks: true, SkipNameValidation: true, StrictCache: true})
+}
+
 // StartOperator runs the job controllers against the cluster until Stop.
 func StartOperator(restCfg *rest.Config, cfg *configv1alpha1.Configuration) (*Operator, error) {
-	cacheOpts, err := controllers.CacheOptions(cfg, kinds.Controllers())
+	o, err := newOperator(restCfg, cfg)
 	if err != nil {
 		return nil, err
 	}
-	cacheOpts.ReaderFailOnMissingInformer = true
-	mgr, err := ctrl.NewManager(restCfg, ctrl.Options{
-		Scheme:                 Scheme(),
-		Metrics:                metricsserver.Options{BindAddress: "0"},
-		HealthProbeBindAddress: "0",
-		Cache:                  cacheOpts,
-		Client:                 client.Options{},
-		Controller:             config.Controller{SkipNameValidation: ptrTrue()},
-	})
-	if err != nil {
-		return nil, err
-	}
-	if err := controllers.Setup(mgr, cfg, kinds.Controllers()); err != nil {
-		return nil, err
-	}
+	mgr := o.Manager
 	ctx, cancel := context.WithCancel(context.Background())
 	op := &Operator{Cache: mgr.GetCache(), cancel: cancel, done: make(chan error, 1)}
 	go func() { op.done <- mgr.Start(ctx) }()
@@ -91,8 +73,6 @@ func (o *Operator) Stop() error {
 	})
 	return err
 }
-
-func ptrTrue() *bool { t := true; return &t }
 
 // KindOf is the kind of a typed object, from the test scheme (typed objects
 // usually have an empty TypeMeta).

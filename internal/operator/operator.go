@@ -1,0 +1,273 @@
+/*
+Copyright 2026 The training-operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Package operator wires the operator's manager: scheme, client settings,
+// cache, health and ready checks, webhook certificates, webhooks and
+// controllers. The binary and every in-process test harness build it here,
+// so that tests exercise the wiring that ships.
+package operator
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"net/http"
+	"time"
+
+	"k8s.io/apimachinery/pkg/runtime"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/leaderelection/resourcelock"
+	ctrl "sigs.k8s.io/controller-runtime"
+	ctrlconfig "sigs.k8s.io/controller-runtime/pkg/config"
+	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	"sigs.k8s.io/controller-runtime/pkg/webhook"
+
+	configv1alpha1 "github.com/seed-d8a409e9/training-operator/apis/config/v1alpha1"
+	kubeflowv1 "github.com/seed-d8a409e9/training-operator/apis/kubeflow.org/v1"
+	"github.com/seed-d8a409e9/training-operator/controllers"
+	"github.com/seed-d8a409e9/training-operator/controllers/gang"
+	"github.com/seed-d8a409e9/training-operator/internal/cert"
+	"github.com/seed-d8a409e9/training-operator/internal/config"
+	"github.com/seed-d8a409e9/training-operator/internal/metricsfilter"
+	"github.com/seed-d8a409e9/training-operator/kinds"
+	"github.com/seed-d8a409e9/training-operator/webhooks"
+)
+
+// NewScheme knows every type the operator reads or writes: the built-in
+// types, kubeflow.org/v1, its own Configuration, and the Volcano
+// (scheduling.volcano.sh) and scheduler-plugins (scheduling.x-k8s.io)
+// PodGroups.
+func NewScheme() *runtime.Scheme {
+	s := runtime.NewScheme()
+	utilruntime.Must(clientgoscheme.AddToScheme(s))
+	utilruntime.Must(kubeflowv1.AddToScheme(s))
+	utilruntime.Must(configv1alpha1.AddToScheme(s))
+	utilruntime.Must(gang.AddToScheme(s))
+	return s
+}
+
+// Overrides are what a test harness may change in the wiring; the zero
+// value is the binary's. Everything a user can set belongs in the
+// Configuration instead, so that harnesses set it the way users do.
+type Overrides struct {
+	// CertNamespace holds the certificate Secret; empty means the
+	// operator's namespace ($MY_POD_NAMESPACE, default kubeflow). Tests
+	// give each operator a namespace of its own.
+	CertNamespace string
+	// CertResyncPeriod is how often the certificates are checked; zero
+	// means cert.DefaultResyncPeriod. Rotation tests shorten it.
+	CertResyncPeriod time.Duration
+	// NoWebhooks runs the controllers alone: no certificates, webhook
+	// server or webhook ready check. For suites that exercise the
+	// controllers on a cluster without the webhook configurations.
+	NoWebhooks bool
+	// SkipNameValidation lets several managers run in one process (each
+	// registers controllers of the same names).
+	SkipNameValidation bool
+	// StrictCache fails a cached read of a type the operator does not
+	// watch, instead of starting an informer for it, so that a suite
+	// catches reads of types the controllers do not declare.
+	StrictCache bool
+}
+
+// Operator is a wired manager, not started yet.
+type Operator struct {
+	Manager ctrl.Manager
+	// Certs provides the webhook serving certificates (nil with
+	// NoWebhooks).
+	Certs *cert.Provider
+	// WebhookReady is the "readyz" check: certificates in place and the
+	// webhook server started (nil with NoWebhooks).
+	WebhookReady healthz.Checker
+}
+
+// New wires the operator from a validated, defaulted configuration. It
+// applies cfg.ClientConnection to a copy of restCfg; restCfg is not changed.
+func New(restCfg *rest.Config, cfg *configv1alpha1.Configuration, o Overrides) (*Operator, error) {
+	if o.NoWebhooks && cfg.Metrics.Secure {
+		// Secure metrics serve the webhook serving certificate.
+		return nil, errors.New("secure metrics need the webhook certificates")
+	}
+	restCfg = rest.CopyConfig(restCfg)
+	config.ApplyClientConnection(restCfg, cfg.ClientConnection)
+
+	op := &Operator{}
+	if !o.NoWebhooks {
+		certs, err := newCertProvider(cfg, o)
+		if err != nil {
+			return nil, fmt.Errorf("setting up webhook certificates: %w", err)
+		}
+		op.Certs = certs
+	}
+
+	// Bounds the metrics certificate watcher; cancelled when the manager stops.
+	watchCtx, stopWatch := context.WithCancel(context.Background())
+	mgr, err := newManager(watchCtx, restCfg, cfg, op.Certs, o)
+	if err != nil {
+		stopWatch()
+		return nil, err
+	}
+	op.Manager = mgr
+	if err := mgr.Add(untilStopped(stopWatch)); err != nil {
+		stopWatch()
+		return nil, err
+	}
+
+	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
+		return nil, fmt.Errorf("setting up the health check: %w", err)
+	}
+	if op.Certs != nil {
+		if err := op.Certs.SetupWithManager(mgr); err != nil {
+			return nil, fmt.Errorf("setting up webhook certificates: %w", err)
+		}
+		// Ready only once the serving certificates exist and the webhook
+		// server has started, so that no admission call reaches a replica
+		// that cannot answer it. Controllers start right away.
+		op.WebhookReady = op.Certs.ReadyzCheck(mgr.GetWebhookServer())
+		if err := mgr.AddReadyzCheck("readyz", op.WebhookReady); err != nil {
+			return nil, fmt.Errorf("setting up the ready check: %w", err)
+		}
+	}
+	// And once the informers the controllers started have listed the
+	// cluster: a job created right after readiness then gets its pods at
+	// once instead of after the initial lists (seconds with thousands of
+	// jobs). Replicas that are not the leader start no controllers.
+	if err := mgr.AddReadyzCheck("informers", cacheSynced(mgr.GetCache())); err != nil {
+		return nil, fmt.Errorf("setting up the ready check: %w", err)
+	}
+
+	if op.Certs != nil {
+		if err := webhooks.Setup(mgr, kinds.Webhooks(), cfg.EnabledSchemes); err != nil {
+			return nil, fmt.Errorf("setting up webhooks: %w", err)
+		}
+	}
+	if err := controllers.Setup(mgr, cfg, kinds.Controllers()); err != nil {
+		return nil, fmt.Errorf("setting up controllers: %w", err)
+	}
+	return op, nil
+}
+
+// newCertProvider sets up the webhook serving certificate as configured:
+// built-in self-signed certificates whose CA bundle is injected into the
+// webhook configurations, which are also trimmed to the enabled kinds; or
+// files provided by cert-manager or by hand.
+func newCertProvider(cfg *configv1alpha1.Configuration, o Overrides) (*cert.Provider, error) {
+	wh := cfg.Webhook
+	opts := cert.Options{
+		Mode:         wh.CertManagement,
+		Namespace:    o.CertNamespace,
+		SecretName:   wh.SecretName,
+		ServiceName:  wh.ServiceName,
+		CertDir:      wh.CertDir,
+		ClientURL:    wh.ClientURL,
+		ResyncPeriod: o.CertResyncPeriod,
+	}
+	if opts.Namespace == "" {
+		opts.Namespace = cert.OperatorNamespace()
+	}
+	if wh.CertManagement == configv1alpha1.CertManagementSelfSigned {
+		cfgs, err := webhooks.WebhookConfigurations(kinds.Webhooks(), cfg.EnabledSchemes)
+		if err != nil {
+			return nil, err
+		}
+		opts.Webhooks = cfgs
+	}
+	return cert.New(opts)
+}
+
+// newManager builds the controller-runtime manager. The webhook server
+// starts once certs are ready; watchCtx bounds the metrics certificate
+// watcher.
+func newManager(watchCtx context.Context, restCfg *rest.Config, cfg *configv1alpha1.Configuration, certs *cert.Provider, o Overrides) (ctrl.Manager, error) {
+	metricsOpts := metricsserver.Options{
+		BindAddress:   cfg.Metrics.BindAddress,
+		SecureServing: cfg.Metrics.Secure,
+	}
+	if cfg.Metrics.Secure {
+		metricsOpts.FilterProvider = metricsfilter.Filter
+		// The webhook serving certificate (for the Service's name, from the
+		// operator's CA or cert-manager's), so a scraper can verify it.
+		metricsOpts.TLSOpts = []func(*tls.Config){certs.MetricsTLS(watchCtx)}
+	}
+
+	cacheOpts, err := controllers.CacheOptions(cfg, kinds.Controllers())
+	if err != nil {
+		return nil, err
+	}
+	cacheOpts.ReaderFailOnMissingInformer = o.StrictCache
+
+	controllerOpts := ctrlconfig.Controller{CacheSyncTimeout: cfg.Controller.CacheSyncTimeout.Duration}
+	if o.SkipNameValidation {
+		controllerOpts.SkipNameValidation = &o.SkipNameValidation
+	}
+
+	le := cfg.LeaderElection
+	opts := ctrl.Options{
+		Scheme:                        NewScheme(),
+		Cache:                         cacheOpts,
+		Metrics:                       metricsOpts,
+		Controller:                    controllerOpts,
+		HealthProbeBindAddress:        cfg.Health.ProbeBindAddress,
+		PprofBindAddress:              cfg.Health.PprofBindAddress,
+		LeaderElection:                le.LeaderElect,
+		LeaderElectionID:              le.ResourceName,
+		LeaderElectionNamespace:       le.ResourceNamespace,
+		LeaderElectionResourceLock:    resourcelock.LeasesResourceLock,
+		LeaderElectionReleaseOnCancel: true,
+		LeaseDuration:                 &le.LeaseDuration.Duration,
+		RenewDeadline:                 &le.RenewDeadline.Duration,
+		RetryPeriod:                   &le.RetryPeriod.Duration,
+	}
+	if certs != nil {
+		// Started once the serving certificates are in place.
+		opts.WebhookServer = certs.WaitingServer(webhook.NewServer(webhook.Options{
+			Host:    cfg.Webhook.Host,
+			Port:    int(*cfg.Webhook.Port),
+			CertDir: cfg.Webhook.CertDir,
+		}))
+	}
+	return ctrl.NewManager(restCfg, opts)
+}
+
+// untilStopped runs stop when the manager stops. It runs on every replica.
+type untilStopped func()
+
+func (u untilStopped) Start(ctx context.Context) error {
+	<-ctx.Done()
+	u()
+	return nil
+}
+
+func (untilStopped) NeedLeaderElection() bool { return false }
+
+// cacheSynced is a readiness check that passes once the informer cache has
+// synced every informer started so far.
+func cacheSynced(c interface {
+	WaitForCacheSync(context.Context) bool
+}) healthz.Checker {
+	return func(req *http.Request) error {
+		ctx, cancel := context.WithTimeout(req.Context(), 200*time.Millisecond)
+		defer cancel()
+		if !c.WaitForCacheSync(ctx) {
+			return errors.New("informer caches not synced yet")
+		}
+		return nil
+	}
+}
