@@ -213,6 +213,11 @@ var supportedManagedBy = []string{kubeflowv1.KubeflowJobsController, kubeflowv1.
 // and that the names of the job's pods and Services, given in children,
 // are DNS-1035 labels too; the longest child is named in the error.
 func validateName(name string, children []string) field.ErrorList {
+	if name == "" {
+		// The API server names every object before admission; a direct
+		// caller without one gets the field it left out.
+		return field.ErrorList{field.Required(namePath, "must be specified")}
+	}
 	if msgs := apimachineryvalidation.NameIsDNS1035Label(name, false); len(msgs) > 0 {
 		return field.ErrorList{field.Invalid(namePath, name, "should match: "+strings.Join(msgs, ","))}
 	}
@@ -340,7 +345,12 @@ func (r replicaRules) validate(specs map[kubeflowv1.ReplicaType]*kubeflowv1.Repl
 		}
 		spec := specs[rtype]
 		containersPath := rolePath.Child("template", "spec", "containers")
-		if spec == nil || len(spec.Template.Spec.Containers) == 0 {
+		if spec == nil {
+			// Named at the null entry, the deepest field that exists.
+			errs = append(errs, field.Required(rolePath, "must be specified"))
+			continue
+		}
+		if len(spec.Template.Spec.Containers) == 0 {
 			errs = append(errs, field.Required(containersPath, "must be specified"))
 			continue
 		}

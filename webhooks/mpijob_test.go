@@ -67,7 +67,7 @@ func TestValidateMPIJob(t *testing.T) {
 			name: "nil launcher and worker without containers",
 			job:  mpiJob("mpi", specs{launcher: nil, worker: rs(1)}),
 			wantErrs: field.ErrorList{
-				field.Required(containersPath("mpiReplicaSpecs", launcher), "must be specified"),
+				field.Required(field.NewPath("spec", "mpiReplicaSpecs").Key(string(launcher)), "must be specified"),
 				field.Required(containersPath("mpiReplicaSpecs", worker), "must be specified"),
 			},
 		},

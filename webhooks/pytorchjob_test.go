@@ -88,7 +88,7 @@ func TestValidatePyTorchJob(t *testing.T) {
 		{
 			name:     "nil replica spec does not panic",
 			job:      pytorchJob("job", specs{master: rs(1, ctr("pytorch")), worker: nil}),
-			wantErrs: field.ErrorList{field.Required(containersPath("pytorchReplicaSpecs", worker), "must be specified")},
+			wantErrs: field.ErrorList{field.Required(field.NewPath("spec", "pytorchReplicaSpecs").Key(string(worker)), "must be specified")},
 		},
 		{
 			name:     "no containers",

@@ -64,7 +64,7 @@ func TestValidateTFJob(t *testing.T) {
 		{
 			name:     "nil replica spec",
 			job:      tfJob("tf", specs{"PS": nil}),
-			wantErrs: field.ErrorList{field.Required(containersPath("tfReplicaSpecs", "PS"), "must be specified")},
+			wantErrs: field.ErrorList{field.Required(field.NewPath("spec", "tfReplicaSpecs").Key("PS"), "must be specified")},
 		},
 		{
 			name:     "no replica specs",
