@@ -94,16 +94,31 @@ controlplane-kueue: ## The control plane plus Kueue (once, cached), which only t
 
 ##@ Tests
 
+# Each suite adds its counts of tests run, skipped and failed to this file;
+# make test prints it last. A suite that skips anything on the local control
+# plane fails (hack/testsummary).
+TEST_SUMMARY := _output/test-summary.txt
+GOTESTSUM := go run gotest.tools/gotestsum@v1.13.0 --format pkgname-and-test-fails
+
 .PHONY: test
-test: controlplane verify test-unit test-integration e2e chaos-quick ## Run every test: unit, integration, e2e and the quick fault-injection profile.
+test: ## Run every test: unit and integration (race detector), e2e and the quick fault-injection profile.
+	@mkdir -p $(dir $(TEST_SUMMARY)) && rm -f $(TEST_SUMMARY)
+	@rc=0; $(MAKE) --no-print-directory controlplane verify test-unit test-integration e2e chaos-quick || rc=$$?; \
+		go run ./hack/testsummary -summary $(TEST_SUMMARY) -print; exit $$rc
 
 .PHONY: test-unit
-test-unit: ## Unit tests (no cluster).
-	go test -count=1 $$(go list ./... | grep -v -e /e2e/suite -e /e2e/cluster -e /test/integration)
+test-unit: ## Unit tests (no cluster), under the race detector.
+	@mkdir -p $(dir $(TEST_SUMMARY))
+	$(GOTESTSUM) --post-run-command "go run ./hack/testsummary -suite unit -summary $(TEST_SUMMARY)" -- \
+		-race -count=1 $$(go list ./... | grep -v -e /e2e/suite -e /e2e/cluster -e /test/integration)
 
+# kubectl-facing checks run the control plane's kubectl (first in PATH).
 .PHONY: test-integration
-test-integration: controlplane ## Integration tests on a real local apiserver.
-	KUBEBUILDER_ASSETS=$(CONTROLPLANE_BIN) go test -count=1 -timeout $(TEST_TIMEOUT) -p $(TEST_PARALLEL) ./test/integration/... ./e2e/cluster/...
+test-integration: controlplane ## Integration tests on a real local apiserver, under the race detector.
+	@mkdir -p $(dir $(TEST_SUMMARY))
+	KUBEBUILDER_ASSETS=$(CONTROLPLANE_BIN) PATH=$(CONTROLPLANE_BIN):$$PATH \
+		$(GOTESTSUM) --post-run-command "go run ./hack/testsummary -suite integration -summary $(TEST_SUMMARY)" -- \
+		-race -count=1 -timeout $(TEST_TIMEOUT) -p $(TEST_PARALLEL) ./test/integration/... ./e2e/cluster/...
 
 # Parallel ginkgo processes of the e2e suite (they share one cluster and operator).
 E2E_PROCS ?= 3
@@ -111,7 +126,10 @@ GINKGO := go run github.com/onsi/ginkgo/v2/ginkgo
 
 .PHONY: e2e
 e2e: controlplane-kueue build ## End-to-end suite on the local control plane with fake GPU nodes (E2E_PROCS parallel processes).
-	KUBEBUILDER_ASSETS=$(CONTROLPLANE_BIN) $(GINKGO) --procs=$(E2E_PROCS) --timeout=$(TEST_TIMEOUT) -v ./e2e/suite
+	@mkdir -p $(dir $(TEST_SUMMARY))
+	@rc=0; KUBEBUILDER_ASSETS=$(CONTROLPLANE_BIN) PATH=$(CONTROLPLANE_BIN):$$PATH $(GINKGO) --procs=$(E2E_PROCS) --timeout=$(TEST_TIMEOUT) -v \
+		--json-report=e2e-report.json --output-dir=_output ./e2e/suite || rc=$$?; \
+		go run ./hack/testsummary -suite e2e -summary $(TEST_SUMMARY) -ginkgo _output/e2e-report.json || rc=1; exit $$rc
 
 # Fuzz targets (webhooks/fuzz_test.go): one per kind, defaulting then
 # validation. Not part of make test, which runs only their seed corpus.
@@ -139,7 +157,8 @@ bench: controlplane build ## Benchmarks against the performance targets; direct 
 
 .PHONY: chaos-quick
 chaos-quick: controlplane build ## The trimmed fault-injection profile run by make test (60 jobs per scenario).
-	hack/chaos.sh --quick
+	@mkdir -p $(dir $(TEST_SUMMARY))
+	hack/chaos.sh --quick --summary $(TEST_SUMMARY)
 
 .PHONY: chaos
 chaos: controlplane build ## Fault injection: operator kills, leader failover, apiserver/etcd outages (CHAOS_ARGS="--quick", "--seed N", ...).

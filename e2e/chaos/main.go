@@ -102,6 +102,8 @@ type options struct {
 	scenarios []scenario
 	bin       string
 	out       string
+	// summary, when set, is make test's summary file: one line is added.
+	summary string
 }
 
 func main() {
@@ -134,6 +136,7 @@ func parseFlags() (options, error) {
 		jobs  = flag.Int("jobs", 0, "jobs per scenario (default 300, or 60 with --quick)")
 	)
 	flag.StringVar(&o.bin, "operator", "bin/manager", "operator binary under test")
+	flag.StringVar(&o.summary, "summary", "", "append a line with the scenarios run and the violations found to this file (make test's summary)")
 	flag.StringVar(&o.out, "out", filepath.Join(util.RepoRoot(), "_output", "chaos"), "results directory (a timestamped subdirectory is created)")
 	flag.Parse()
 	if flag.NArg() > 0 {
@@ -213,7 +216,31 @@ func runAll(ctx context.Context, o options) (bool, error) {
 	}
 	fmt.Print(rep.Markdown())
 	log.Printf("report: %s", filepath.Join(dir, "report.md"))
+	if o.summary != "" {
+		if err := appendSummary(o.summary, rep); err != nil {
+			return false, err
+		}
+	}
 	return rep.OK(), nil
+}
+
+// appendSummary adds the run's line to make test's summary: scenarios run
+// (each one check of every invariant over its jobs) and those that failed.
+func appendSummary(path string, rep *Report) error {
+	failed, violations := 0, 0
+	for _, res := range rep.Results {
+		violations += len(res.Violations)
+		if res.Error != "" || len(res.Violations) > 0 {
+			failed++
+		}
+	}
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(f, "%-12s run %5d   skipped %3d   failed %3d   (scenarios; %d invariant violations, seed %d)\n",
+		"chaos-"+rep.Profile, len(rep.Results), 0, failed, violations, rep.Seed)
+	return errors.Join(err, f.Close())
 }
 
 func copyFile(from, to string) error {
