@@ -551,7 +551,7 @@ func TestReconcileWebhookConfigurations(t *testing.T) {
 	mutating := &admissionregistrationv1.MutatingWebhookConfiguration{ObjectMeta: metav1.ObjectMeta{Name: webhooks.MutatingWebhookConfigurationName}, Webhooks: all.Mutating}
 	validating := &admissionregistrationv1.ValidatingWebhookConfiguration{ObjectMeta: metav1.ObjectMeta{Name: webhooks.ValidatingWebhookConfigurationName}, Webhooks: all.Validating}
 	p, cl := newTestProvider(t, &clock{now: t0}, func(o *Options) {
-		o.Webhooks = cfgs
+		o.Webhooks = fromWebhooks(cfgs)
 		o.ClientURL = "https://127.0.0.1:9443"
 	}, mutating, validating)
 	if err := p.reconcile(ctx); err != nil {
@@ -600,7 +600,7 @@ func TestReconcileWebhookConfigurations(t *testing.T) {
 
 func TestReconcileWithoutConfigurations(t *testing.T) {
 	cfgs, _ := webhooks.WebhookConfigurations(kinds.Webhooks(), []string{"PyTorchJob"})
-	p, _ := newTestProvider(t, &clock{now: t0}, func(o *Options) { o.Webhooks = cfgs })
+	p, _ := newTestProvider(t, &clock{now: t0}, func(o *Options) { o.Webhooks = fromWebhooks(cfgs) })
 	if err := p.reconcile(context.Background()); err != nil {
 		t.Errorf("reconcile without installed configurations: %v", err)
 	}
@@ -646,7 +646,7 @@ func TestDeletedObjectsAreNotCreatedAgain(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	withWebhooks := func(o *Options) { o.Webhooks = cfgs }
+	withWebhooks := func(o *Options) { o.Webhooks = fromWebhooks(cfgs) }
 
 	fresh, cl := newTestProvider(t, &clock{now: t0}, withWebhooks)
 	if err := fresh.reconcile(ctx); err != nil {
@@ -681,4 +681,10 @@ func TestDeletedObjectsAreNotCreatedAgain(t *testing.T) {
 			t.Errorf("after re-installing %T: %v", obj, err)
 		}
 	}
+}
+
+// fromWebhooks is what the operator's wiring hands the provider.
+func fromWebhooks(c *webhooks.Configurations) *WebhookConfigurations {
+	return &WebhookConfigurations{MutatingName: c.MutatingName, ValidatingName: c.ValidatingName,
+		Mutating: c.Mutating, Validating: c.Validating, Managed: c.Managed}
 }

@@ -54,6 +54,8 @@ import (
 	"sync"
 	"time"
 
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+
 	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/rest"
@@ -64,7 +66,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
 	configv1alpha1 "github.com/seed-d8a409e9/training-operator/apis/config/v1alpha1"
-	"github.com/seed-d8a409e9/training-operator/webhooks"
 )
 
 // RBAC for the built-in certificates: the one Secret and the operator's two
@@ -128,7 +129,7 @@ type Options struct {
 	ClientURL string
 	// Webhooks are the webhooks the configurations must list (those of the
 	// enabled kinds). Nil leaves the configurations alone.
-	Webhooks *webhooks.Configurations
+	Webhooks *WebhookConfigurations
 
 	// Validity and renewal windows; zero means the Default* constant.
 	CAValidity, CARenewBefore, CertValidity, CertRenewBefore time.Duration
@@ -137,6 +138,22 @@ type Options struct {
 	ResyncPeriod time.Duration
 	// Now returns the current time (tests); nil means time.Now.
 	Now func() time.Time
+}
+
+// WebhookConfigurations are the webhooks the operator's two admission
+// configurations must list (the caller builds them from the enabled kinds,
+// so that certificate code knows nothing of the webhooks themselves).
+type WebhookConfigurations struct {
+	// MutatingName and ValidatingName are the names of the two configurations.
+	MutatingName, ValidatingName string
+	// Mutating and Validating are the webhooks of the enabled kinds; their
+	// clientConfig carries only the service path, which the provider
+	// completes with the service (or URL) and CA bundle.
+	Mutating   []admissionregistrationv1.MutatingWebhook
+	Validating []admissionregistrationv1.ValidatingWebhook
+	// Managed names the webhooks of every kind, enabled or not: entries
+	// with these names missing from Mutating and Validating are removed.
+	Managed []string
 }
 
 // Provider provides the serving certificate. Create it with New, wrap the

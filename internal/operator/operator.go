@@ -183,13 +183,26 @@ func newCertProvider(cfg *configv1alpha1.Configuration, o Overrides) (*cert.Prov
 		opts.Namespace = cert.OperatorNamespace()
 	}
 	if wh.CertManagement == configv1alpha1.CertManagementSelfSigned {
-		cfgs, err := webhooks.WebhookConfigurations(kinds.Webhooks(), cfg.EnabledSchemes)
+		cfgs, err := CertWebhooks(cfg.EnabledSchemes)
 		if err != nil {
 			return nil, err
 		}
 		opts.Webhooks = cfgs
 	}
 	return cert.New(opts)
+}
+
+// CertWebhooks are the webhooks of the enabled kinds as the certificate
+// provider keeps them in the two admission configurations.
+func CertWebhooks(enabledSchemes []string) (*cert.WebhookConfigurations, error) {
+	cfgs, err := webhooks.WebhookConfigurations(kinds.Webhooks(), enabledSchemes)
+	if err != nil {
+		return nil, err
+	}
+	return &cert.WebhookConfigurations{
+		MutatingName: cfgs.MutatingName, ValidatingName: cfgs.ValidatingName,
+		Mutating: cfgs.Mutating, Validating: cfgs.Validating, Managed: cfgs.Managed,
+	}, nil
 }
 
 // newManager builds the controller-runtime manager. The webhook server

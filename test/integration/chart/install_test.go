@@ -50,6 +50,7 @@ import (
 	"github.com/seed-d8a409e9/training-operator/controllers"
 	"github.com/seed-d8a409e9/training-operator/e2e/cluster"
 	"github.com/seed-d8a409e9/training-operator/internal/cert"
+	"github.com/seed-d8a409e9/training-operator/internal/operator"
 	"github.com/seed-d8a409e9/training-operator/kinds"
 	"github.com/seed-d8a409e9/training-operator/test/util"
 	"github.com/seed-d8a409e9/training-operator/webhooks"
@@ -178,7 +179,7 @@ func (c *liveCluster) runOperator(t *testing.T, inst operatorInstall) *runningOp
 	sa.Impersonate = rest.ImpersonationConfig{UserName: fmt.Sprintf("system:serviceaccount:%s:%s", inst.namespace, inst.serviceAccount)}
 	sa.QPS, sa.Burst = *cfg.ClientConnection.QPS, int(*cfg.ClientConnection.Burst)
 
-	whs, err := webhooks.WebhookConfigurations(kinds.Webhooks(), cfg.EnabledSchemes)
+	whs, err := operator.CertWebhooks(cfg.EnabledSchemes)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -648,7 +649,7 @@ func (c *liveCluster) serviceModeCertificates(t *testing.T, inst operatorInstall
 	cfg := operatorConfiguration(t, inst.configYAML, []string{"--config=/etc/training-operator/config.yaml"})
 	sa := rest.CopyConfig(c.admin)
 	sa.Impersonate = rest.ImpersonationConfig{UserName: fmt.Sprintf("system:serviceaccount:%s:%s", inst.namespace, inst.serviceAccount)}
-	whs, err := webhooks.WebhookConfigurations(kinds.Webhooks(), cfg.EnabledSchemes)
+	whs, err := operator.CertWebhooks(cfg.EnabledSchemes)
 	if err != nil {
 		t.Fatal(err)
 	}

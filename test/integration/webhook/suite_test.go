@@ -48,6 +48,7 @@ import (
 	kubeflowv1 "github.com/seed-d8a409e9/training-operator/apis/kubeflow.org/v1"
 	"github.com/seed-d8a409e9/training-operator/e2e/cluster"
 	"github.com/seed-d8a409e9/training-operator/internal/cert"
+	"github.com/seed-d8a409e9/training-operator/internal/operator"
 	"github.com/seed-d8a409e9/training-operator/kinds"
 	"github.com/seed-d8a409e9/training-operator/test/util"
 	"github.com/seed-d8a409e9/training-operator/webhooks"
@@ -133,7 +134,7 @@ func startOperator() {
 			enabled = append(enabled, k)
 		}
 	}
-	cfgs, err := webhooks.WebhookConfigurations(kinds.Webhooks(), enabled)
+	cfgs, err := operator.CertWebhooks(enabled)
 	Expect(err).NotTo(HaveOccurred())
 	certDir := GinkgoT().TempDir()
 	certs, err := cert.New(cert.Options{
