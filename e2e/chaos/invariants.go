@@ -246,7 +246,11 @@ type deletions struct {
 	// slot's pod again, so each widens the incarnation bound, and nothing
 	// else (a finished pod is no failure to count).
 	infraDone map[string]int
-	harness   int
+	// endedOK are deleted running pods whose containers still exited 0
+	// before the pod was gone: a pass that saw the pod terminating counted
+	// it, one that saw it Succeeded did not. Either is right.
+	endedOK int
+	harness int
 	// racing are those recorded after the pod finish that decided the job's
 	// outcome: the pass that finished the job may have read its cache
 	// before them, and a finished job counts nothing more. Those recorded
@@ -280,6 +284,10 @@ func externalDeletions(pods []podObs, harness map[string]bool, terminalAt, termi
 	d := deletions{infra: map[string]int{}, infraDone: map[string]int{}}
 	decidedAt := lastFinish(pods, terminalAt)
 	lastPhase := map[string]corev1.PodPhase{}
+	finalPhase := map[string]corev1.PodPhase{}
+	for _, p := range pods {
+		finalPhase[p.UID] = p.Phase
+	}
 	counted := map[string]bool{}
 	for _, p := range pods {
 		if counted[p.UID] {
@@ -296,6 +304,9 @@ func externalDeletions(pods []podObs, harness map[string]bool, terminalAt, termi
 		switch {
 		case !finished(lastPhase[p.UID]):
 			d.add(p, harness[p.UID], decidedAt, terminalCond)
+			if finalPhase[p.UID] == corev1.PodSucceeded {
+				d.endedOK++
+			}
 		case lastPhase[p.UID] == corev1.PodSucceeded && !harness[p.UID]:
 			// The operator deletes no succeeded pod before the job finishes.
 			d.infraDone[p.Name]++
@@ -392,7 +403,7 @@ func restartCountBounds(e expectation, d deletions) (lo, hi int32) {
 		// the count is written, whatever happens to the operator meanwhile:
 		// each deletion counts exactly once, unless it came after the job's
 		// outcome was decided.
-		return rc + n - racing, rc + n
+		return rc + n - racing - int32(d.endedOK), rc + n
 	default:
 		// Untracked: no finalizer holds a deleted pod and KWOK removes it
 		// within milliseconds, so the operator counts it only if a pass saw
@@ -434,7 +445,7 @@ func describe(e expectation, d deletions) string {
 	case e.Tracked:
 		s += " tracked"
 	}
-	return s + fmt.Sprintf(", deletions: harness %d, infra %d, after the outcome %d", d.harness, d.infraN, d.racing)
+	return s + fmt.Sprintf(", deletions: harness %d, infra %d, after the outcome %d, ended 0 while deleted %d", d.harness, d.infraN, d.racing, d.endedOK)
 }
 
 // checkAttempts compares a job's pods' restart-attempt labels with its

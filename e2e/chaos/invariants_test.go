@@ -400,3 +400,30 @@ func withIncarnations(e expectation, name string, n int) expectation {
 	e.Incarnations = map[string]int{name: n}
 	return e
 }
+
+// A tracked job's deleted worker whose container still exits 0 before the
+// pod is gone may be counted (a pass saw it terminating) or not (one saw it
+// Succeeded); one that ends Failed, or is gone while running, must be.
+func TestCheckDeletedPodThatSucceeds(t *testing.T) {
+	withEnd := func(phase corev1.PodPhase) checkInput {
+		in := disruptInput(true, 0, 5)
+		var pods []podObs
+		for _, p := range in.History.Pods {
+			if p.UID == "w1" && p.Gone {
+				end := deleting(p)
+				end.At, end.Phase = at(5.05), phase
+				pods = append(pods, end)
+				p.Phase = phase
+			}
+			pods = append(pods, p)
+		}
+		in.History.Pods = byTime(pods)
+		return in
+	}
+	if vs, _ := check(withEnd(corev1.PodSucceeded)); len(vs) != 0 {
+		t.Errorf("deleted worker that exited 0, not counted: violations %+v, want none", vs)
+	}
+	if vs, _ := check(withEnd(corev1.PodRunning)); rules(vs) != ruleRestartCount {
+		t.Errorf("deleted running worker not counted: violations %q, want %q", rules(vs), ruleRestartCount)
+	}
+}
