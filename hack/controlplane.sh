@@ -112,6 +112,18 @@ k8s_gomod() {
   }
 }
 
+# k8s_ldflags stamps the version the binaries report (kubectl version, the
+# apiserver's /version).
+k8s_ldflags() {
+  local minor="${K8S_VERSION#v1.}"; minor="${minor%%.*}"
+  local ld="-s -w"
+  for p in k8s.io/client-go/pkg/version k8s.io/component-base/version; do
+    ld+=" -X ${p}.gitVersion=${K8S_VERSION} -X ${p}.gitMajor=1 -X ${p}.gitMinor=${minor}"
+    ld+=" -X ${p}.gitTreeState=clean -X ${p}.buildDate=2026-01-01T00:00:00Z"
+  done
+  echo "${ld}"
+}
+
 build_k8s() {
   have kube-apiserver && have kube-controller-manager && have kube-scheduler && return 0
   log "building kubernetes ${K8S_VERSION}"
@@ -129,12 +141,7 @@ import (
 	_ "k8s.io/kubernetes/cmd/kube-scheduler"
 )
 EOM
-  local minor="${K8S_VERSION#v1.}"; minor="${minor%%.*}"
-  local ld="-s -w"
-  for p in k8s.io/client-go/pkg/version k8s.io/component-base/version; do
-    ld+=" -X ${p}.gitVersion=${K8S_VERSION} -X ${p}.gitMajor=1 -X ${p}.gitMinor=${minor}"
-    ld+=" -X ${p}.gitTreeState=clean -X ${p}.buildDate=2026-01-01T00:00:00Z"
-  done
+  local ld; ld="$(k8s_ldflags)"
   step "kubernetes ${K8S_VERSION} (kube-apiserver, kube-controller-manager, kube-scheduler; the longest step)" \
     bash -c 'cd "$1" && go mod tidy && go build -trimpath -ldflags="$2" -o "$3/" \
       k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager k8s.io/kubernetes/cmd/kube-scheduler' _ "${w}" "${ld}" "${bin}"
@@ -156,11 +163,7 @@ package tools
 
 import _ "k8s.io/kubernetes/cmd/kubectl"
 EOM
-  local minor="${K8S_VERSION#v1.}"; minor="${minor%%.*}"
-  local ld="-s -w"
-  for p in k8s.io/client-go/pkg/version k8s.io/component-base/version; do
-    ld+=" -X ${p}.gitVersion=${K8S_VERSION} -X ${p}.gitMajor=1 -X ${p}.gitMinor=${minor}"
-  done
+  local ld; ld="$(k8s_ldflags)"
   step "kubectl ${K8S_VERSION}" bash -c 'cd "$1" && go mod tidy && go build -trimpath -ldflags="$2" -o "$3/kubectl" k8s.io/kubernetes/cmd/kubectl' _ "${w}" "${ld}" "${bin}"
   mark kubectl
 }

@@ -543,12 +543,12 @@ func podUIDs(pods []corev1.Pod) map[string]types.UID {
 	return out
 }
 
-// watchPodUIDs collects the UIDs of every pod of the namespace from now on,
-// until ctx ends.
-func watchPodUIDs(ctx context.Context, ns string) func() []types.UID {
+// watchPodUIDs collects the UIDs of every pod of the namespace (narrowed
+// by opts) from now on, until ctx ends.
+func watchPodUIDs(ctx context.Context, ns string, opts ...client.ListOption) func() []types.UID {
 	wc, err := client.NewWithWatch(restCfg, client.Options{Scheme: util.Scheme()})
 	Expect(err).NotTo(HaveOccurred())
-	w, err := wc.Watch(ctx, &corev1.PodList{}, client.InNamespace(ns))
+	w, err := wc.Watch(ctx, &corev1.PodList{}, append([]client.ListOption{client.InNamespace(ns)}, opts...)...)
 	Expect(err).NotTo(HaveOccurred())
 	var mu sync.Mutex
 	seen := map[types.UID]bool{}

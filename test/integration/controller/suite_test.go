@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"path/filepath"
 	"sort"
-	"sync"
 	"testing"
 	"time"
 
@@ -17,7 +16,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/rand"
 	"k8s.io/client-go/rest"
@@ -225,33 +223,6 @@ func updatePyTorchJob(ctx context.Context, ns, name string, change func(*kubeflo
 // watchPodIncarnations counts the distinct pods (UIDs) of that name from
 // now on, the current one included, until ctx ends.
 func watchPodIncarnations(ctx context.Context, ns, name string) func() int {
-	wc, err := client.NewWithWatch(restCfg, client.Options{Scheme: util.Scheme()})
-	Expect(err).NotTo(HaveOccurred())
-	w, err := wc.Watch(ctx, &corev1.PodList{}, client.InNamespace(ns), client.MatchingFields{"metadata.name": name})
-	Expect(err).NotTo(HaveOccurred())
-	var mu sync.Mutex
-	seen := map[types.UID]bool{}
-	go func() {
-		defer w.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case e, ok := <-w.ResultChan():
-				if !ok {
-					return
-				}
-				if pod, isPod := e.Object.(*corev1.Pod); isPod {
-					mu.Lock()
-					seen[pod.UID] = true
-					mu.Unlock()
-				}
-			}
-		}
-	}()
-	return func() int {
-		mu.Lock()
-		defer mu.Unlock()
-		return len(seen)
-	}
+	uids := watchPodUIDs(ctx, ns, client.MatchingFields{"metadata.name": name})
+	return func() int { return len(uids()) }
 }
