@@ -427,3 +427,49 @@ func TestCheckDeletedPodThatSucceeds(t *testing.T) {
 		t.Errorf("deleted running worker not counted: violations %q, want %q", rules(vs), ruleRestartCount)
 	}
 }
+
+// An apiserver restart ends the watches with "too old resource version":
+// the recorder relists and learns at once that the attempt-0 pods are gone
+// and the attempt-1 pods exist, one name at a time. An old pod whose
+// disappearance the relist reports proves no overlap (seed 7, pt-fp-restart-216);
+// one whose delete event comes after the new attempt's pod still does.
+func TestCheckOverlapAcrossRelist(t *testing.T) {
+	in := func(m0Gone podObs) checkInput {
+		relistedGone := func(p podObs) podObs { p.Gone, p.Relisted = true, true; return p }
+		pods := []podObs{
+			podOf(1, "m0", "master", "0", corev1.PodPending), podOf(1, "w0", "worker", "0", corev1.PodPending),
+			podOf(2, "m0", "master", "0", corev1.PodRunning), podOf(2, "w0", "worker", "0", corev1.PodRunning),
+			// Relist at 6: w0 replaced by w1 under the same name, then m0 by m1.
+			relistedGone(podOf(6, "w0", "worker", "0", corev1.PodRunning)), podOf(6, "w1", "worker", "1", corev1.PodRunning),
+			m0Gone, podOf(6, "m1", "master", "1", corev1.PodRunning),
+		}
+		pods = append(pods, life(6, "m1", "master", "1", "", 0, 9)[2:]...)
+		pods = append(pods, life(6, "w1", "worker", "1", corev1.PodFailed, 8, 9)[2:]...)
+		c := fpInput(1, 1, kubeflowv1.RestartStrategyBlockingRecreate, pods)
+		c.History.Gaps = []time.Time{at(6)}
+		return c
+	}
+	relisted := podOf(6, "m0", "master", "0", corev1.PodRunning)
+	relisted.Gone, relisted.Relisted = true, true
+	if vs, _ := check(in(relisted)); len(vs) != 0 {
+		t.Errorf("old pods gone in the relisted snapshot: violations %+v, want none", vs)
+	}
+	deleted := gone(podOf(6.2, "m0", "master", "0", corev1.PodRunning))
+	if vs, _ := check(in(deleted)); rules(vs) != ruleOverlap {
+		t.Errorf("old master's delete event after the new worker: violations %q, want %q: %+v", rules(vs), ruleOverlap, vs)
+	}
+}
+
+// A replacement made and deleted while the watch was down (seed 7,
+// tf-disrupt-181) is counted by the operator but never seen by the
+// recorder: across a gap the count has no upper bound; without one it has.
+func TestCheckRestartCountAcrossGap(t *testing.T) {
+	in := disruptInput(true, 2, 5)
+	if vs, _ := check(in); rules(vs) != ruleRestartCount {
+		t.Errorf("no gap: violations %q, want %q: %+v", rules(vs), ruleRestartCount, vs)
+	}
+	in.History.Gaps = []time.Time{at(10)}
+	if vs, _ := check(in); len(vs) != 0 {
+		t.Errorf("across a gap: violations %+v, want none", vs)
+	}
+}

@@ -19,6 +19,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"sort"
 	"strconv"
 	"sync"
@@ -42,9 +43,13 @@ import (
 // created and keeps every pod and job observation in arrival order, for
 // the invariant checker. Informers resume their watches after apiserver
 // outages; when they must relist, what happened in between is lost, so
-// every watch error is kept as a gap.
+// every watch error and every list after the first sync is kept as a gap.
+// A watch that ends with "resource version too old" (the usual outcome of
+// an apiserver restart) relists without reporting an error, so the lists
+// themselves are counted.
 type recorder struct {
 	mu       sync.Mutex
+	synced   bool
 	pods     []podObs
 	jobs     []jobObs
 	progress []time.Time // operator writes: job status changes and pod creations
@@ -69,6 +74,9 @@ type podObs struct {
 	// Deleting: deletionTimestamp is set; Gone: the pod no longer exists.
 	Deleting bool `json:"deleting,omitempty"`
 	Gone     bool `json:"gone,omitempty"`
+	// Relisted: a Gone learnt from a relist, not from its delete event;
+	// it went away at some time before At, in an order that is not known.
+	Relisted bool `json:"relisted,omitempty"`
 }
 
 // live is a pod that runs or may run: not finished and not being deleted.
@@ -104,6 +112,7 @@ func newRecorder() *recorder { return &recorder{podState: map[string]podObs{}} }
 func (r *recorder) start(ctx context.Context, cfg *rest.Config, ns string) error {
 	cfg = rest.CopyConfig(cfg)
 	cfg.QPS, cfg.Burst = 100, 200
+	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper { return listSpy{next: rt, r: r} })
 	cs, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		return err
@@ -148,7 +157,28 @@ func (r *recorder) start(ctx context.Context, cfg *rest.Config, ns string) error
 	if !cache.WaitForCacheSync(ctx.Done(), synced...) {
 		return fmt.Errorf("recorder: informers did not sync")
 	}
+	r.mu.Lock()
+	r.synced = true
+	r.mu.Unlock()
 	return nil
+}
+
+// listSpy records every list the informers make after their first sync:
+// each is a relist, and what happened since the last watch event is lost.
+type listSpy struct {
+	next http.RoundTripper
+	r    *recorder
+}
+
+func (l listSpy) RoundTrip(req *http.Request) (*http.Response, error) {
+	if req.Method == http.MethodGet && req.URL.Query().Get("watch") != "true" {
+		l.r.mu.Lock()
+		if l.r.synced {
+			l.r.gaps = append(l.r.gaps, time.Now())
+		}
+		l.r.mu.Unlock()
+	}
+	return l.next.RoundTrip(req)
 }
 
 func (r *recorder) watchError(_ *cache.Reflector, err error) {
@@ -188,7 +218,7 @@ func (r *recorder) podEvent(oldObj, newObj any) {
 	// old pod went away unseen.
 	if old, ok := toPodObs(oldObj, now); ok && old.UID != obs.UID {
 		if last, seen := r.podState[old.UID]; seen && !last.Gone {
-			last.At, last.Gone = now, true
+			last.At, last.Gone, last.Relisted = now, true, true
 			r.record(last)
 		}
 	}
@@ -207,14 +237,15 @@ func (r *recorder) podEvent(oldObj, newObj any) {
 }
 
 func (r *recorder) podDeleted(o any) {
+	relisted := false
 	if t, ok := o.(cache.DeletedFinalStateUnknown); ok {
-		o = t.Obj
+		o, relisted = t.Obj, true
 	}
 	obs, ok := toPodObs(o, time.Now())
 	if !ok {
 		return
 	}
-	obs.Gone = true
+	obs.Gone, obs.Relisted = true, relisted
 	r.mu.Lock()
 	if last, seen := r.podState[obs.UID]; seen && obs.Phase == "" {
 		obs.Phase = last.Phase
