@@ -28,7 +28,7 @@ func BenchmarkCachedChildFootprint(b *testing.B) {
 		b.Fatal(err)
 	}
 	job := testjobs.MakePyTorchJob("bench-job-123", "bench-ns").UID("0f3c5a1e-7d1b-4c2e-9a55-3e1d2b4c6f70").Master(1).Workers(3).Obj()
-	fw.Default(job)
+	job.ApplyDefaults()
 	spec := job.Spec.PyTorchReplicaSpecs[kubeflowv1.PyTorchJobReplicaTypeWorker]
 	pod, _, err := engine.BuildPod(fw, job, kubeflowv1.PyTorchJobReplicaTypeWorker, 1, spec)
 	if err != nil {
@@ -106,16 +106,12 @@ func succeed(pod *corev1.Pod) {
 // retained-5000 keeps 5,000 of them: decoded from JSON, as the informer
 // does for a custom resource.
 func BenchmarkCachedJobFootprint(b *testing.B) {
-	fw, err := pytorch.New(pytorch.Options{})
-	if err != nil {
-		b.Fatal(err)
-	}
-	job := finishedJob(fw)
+	job := finishedJob()
 	data, err := json.Marshal(job)
 	if err != nil {
 		b.Fatal(err)
 	}
-	trim := trimFinishedJob(fw)
+	trim := trimFinishedJob
 	const count = 2000
 	var perObject float64
 	for b.Loop() {
@@ -139,13 +135,13 @@ func BenchmarkCachedJobFootprint(b *testing.B) {
 // finishedJob is a 1+3 PyTorchJob as the API server holds it once it
 // succeeded: defaulted, KWOK's annotations on its templates, its status
 // written by the engine.
-func finishedJob(fw engine.Framework) *kubeflowv1.PyTorchJob {
+func finishedJob() *kubeflowv1.PyTorchJob {
 	w := testjobs.MakePyTorchJob("bench-job-123", "bench-ns").UID("0f3c5a1e-7d1b-4c2e-9a55-3e1d2b4c6f70").Master(1).Workers(3)
 	for _, rt := range []kubeflowv1.ReplicaType{kubeflowv1.PyTorchJobReplicaTypeMaster, kubeflowv1.PyTorchJobReplicaTypeWorker} {
 		w = w.Annotation(rt, "kwok.x-k8s.io/exit-code", "0").Annotation(rt, "kwok.x-k8s.io/exit-delay", "10s")
 	}
 	job := w.Obj()
-	fw.Default(job)
+	job.ApplyDefaults()
 	now := metav1.NewTime(time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC))
 	job.ResourceVersion, job.Generation, job.CreationTimestamp = "123456", 1, now
 	job.ManagedFields = []metav1.ManagedFieldsEntry{{Manager: "training-operator", Operation: metav1.ManagedFieldsOperationUpdate, Subresource: "status", Time: &now}}
@@ -162,7 +158,7 @@ func finishedJob(fw engine.Framework) *kubeflowv1.PyTorchJob {
 		StartTime:       &now, CompletionTime: &now, LastReconcileTime: &now,
 	}
 	for rt, n := range map[kubeflowv1.ReplicaType]int32{kubeflowv1.PyTorchJobReplicaTypeMaster: 1, kubeflowv1.PyTorchJobReplicaTypeWorker: 3} {
-		labels := engine.ReplicaLabels(fw.ControllerName(), job.Name, rt, 0)
+		labels := engine.ReplicaLabels(kubeflowv1.PyTorchJobControllerName, job.Name, rt, 0)
 		delete(labels, kubeflowv1.ReplicaIndexLabel)
 		job.Status.ReplicaStatuses[rt] = &kubeflowv1.ReplicaStatus{Succeeded: n, Selector: metav1.FormatLabelSelector(&metav1.LabelSelector{MatchLabels: labels})}
 	}

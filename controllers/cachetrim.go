@@ -23,8 +23,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	toolscache "k8s.io/client-go/tools/cache"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kubeflowv1 "github.com/seed-d8a409e9/training-operator/apis/kubeflow.org/v1"
 	"github.com/seed-d8a409e9/training-operator/controllers/engine"
@@ -232,34 +230,32 @@ func succeededStatuses(ss []corev1.ContainerStatus) []corev1.ContainerStatus {
 	})
 }
 
-// trimFinishedJob is the cache transform of fw's job kind. A job that has
-// Succeeded or Failed creates nothing again (terminal conditions are
-// sticky), so its cached copy drops what only pod creation reads: the pod
-// templates, keeping the scheduler name (which picks the gang backend to
+// trimFinishedJob is the cache transform of the enabled job kinds. A job
+// that has Succeeded or Failed creates nothing again (terminal conditions
+// are sticky), so its cached copy drops what only pod creation reads: the
+// pod templates, keeping the scheduler name (which picks the gang backend to
 // clean up) and the restart policy. What is left of a replica spec is the
 // same for most finished jobs, so they share one (finishedSpec): a
 // ReplicaSpec is 850 bytes even when empty. Replica counts, run policy and
 // status stay for cleanup and TTL. Every new version from the API server is
 // trimmed afresh, so nothing is lost for a job that is not finished.
 // managedFields are dropped from every job.
-func trimFinishedJob(fw engine.Framework) toolscache.TransformFunc {
-	return func(obj any) (any, error) {
-		job, ok := obj.(client.Object)
-		if !ok {
-			return obj, nil
-		}
-		job.SetManagedFields(nil)
-		if !engine.IsFinished(fw.Status(job)) {
-			return job, nil
-		}
-		specs := fw.ReplicaSpecs(job)
-		for rt, spec := range specs {
-			if spec != nil {
-				specs[rt] = finishedSpec(spec)
-			}
-		}
+func trimFinishedJob(obj any) (any, error) {
+	job, ok := obj.(kubeflowv1.Job)
+	if !ok {
+		return obj, nil
+	}
+	job.SetManagedFields(nil)
+	if !engine.IsFinished(job.JobStatus()) {
 		return job, nil
 	}
+	specs := job.ReplicaSpecs()
+	for rt, spec := range specs {
+		if spec != nil {
+			specs[rt] = finishedSpec(spec)
+		}
+	}
+	return job, nil
 }
 
 // specKey is what a finished job's replica spec keeps.

@@ -34,7 +34,7 @@ type Kind struct {
 	// Name is the scheme name (the kind, e.g. PyTorchJob), as in enabledSchemes.
 	Name string
 	// NewFramework builds the kind's adapter from the configuration.
-	NewFramework func(cfg *configv1alpha1.Configuration) (engine.Framework, error)
+	NewFramework func(cfg *configv1alpha1.Configuration) (engine.Adapter, error)
 }
 
 // lookup returns the kind of all named name (case-insensitively); a name
@@ -88,15 +88,16 @@ func Setup(mgr ctrl.Manager, cfg *configv1alpha1.Configuration, all []Kind) erro
 		if err != nil {
 			return fmt.Errorf("%s: %w", name, err)
 		}
-		rec := events.Recorder(fw.ControllerName())
-		recorders[fw.ControllerName()] = rec
-		r := engine.NewReconciler(fw, children, mgr.GetAPIReader(), rec,
+		controllerName := fw.NewJob().KindInfo().ControllerName
+		rec := events.Recorder(controllerName)
+		recorders[controllerName] = rec
+		r := fw.NewReconciler(children, mgr.GetAPIReader(), rec,
 			engine.Options{
 				MaxConcurrentReconciles: config.Concurrency(cfg, name),
 				Gang:                    gangs.Selector(),
 				Inflight:                gangs.Inflight(),
 				OnController: func(c controller.Controller) error {
-					gangs.Register(fw.ControllerName(), fw.NewJob(), c)
+					gangs.Register(controllerName, fw.NewJob(), c)
 					return nil
 				},
 			})
@@ -135,11 +136,7 @@ func cacheByObject(cfg *configv1alpha1.Configuration, all []Kind) (map[client.Ob
 		if err != nil {
 			continue // reported by Setup and defaultTransform if the kind is enabled
 		}
-		ec, ok := fw.(engine.ExtraChildren)
-		if !ok {
-			continue
-		}
-		for _, t := range ec.ExtraTypes() {
+		for _, t := range fw.ExtraTypes() {
 			if !seen[reflect.TypeOf(t.Object)] {
 				seen[reflect.TypeOf(t.Object)] = true
 				out[t.Object] = cache.ByObject{Label: sel}
@@ -166,7 +163,7 @@ func defaultTransform(cfg *configv1alpha1.Configuration, all []Kind) (toolscache
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", name, err)
 		}
-		jobs[reflect.TypeOf(fw.NewJob())] = trimFinishedJob(fw)
+		jobs[reflect.TypeOf(fw.NewJob())] = trimFinishedJob
 	}
 	return func(obj any) (any, error) {
 		if trim, ok := jobs[reflect.TypeOf(obj)]; ok {

@@ -49,24 +49,34 @@ type Kind struct {
 	// scheme name (enabledSchemes, controller.concurrency).
 	Info kubeflowv1.KindInfo
 	// NewFramework builds the kind's engine adapter from the configuration.
-	NewFramework func(cfg *configv1alpha1.Configuration) (engine.Framework, error)
+	NewFramework func(cfg *configv1alpha1.Configuration) (engine.Adapter, error)
 	// Webhooks are the kind's defaulting and validating webhooks.
 	Webhooks webhooks.Kind
 
 	newJob func() kubeflowv1.Job
+	// framework builds the adapter as its package makes it, for the tests
+	// to look at its optional capabilities.
+	framework func(cfg *configv1alpha1.Configuration) (any, error)
 }
 
 // register is the entry of the job kind J: newFramework builds its adapter
 // and validate judges its defaulted objects in the validating webhook.
 func register[J any, P interface {
 	*J
-	kubeflowv1.Job
-}](newFramework func(*configv1alpha1.Configuration) (engine.Framework, error), validate func(old, new P) (field.ErrorList, admission.Warnings)) Kind {
+	engine.Job[P]
+}](newFramework func(*configv1alpha1.Configuration) (engine.Framework[P], error), validate func(old, new P) (field.ErrorList, admission.Warnings)) Kind {
 	return Kind{
-		Info:         P(new(J)).KindInfo(),
-		NewFramework: newFramework,
-		Webhooks:     webhooks.For(validate),
-		newJob:       func() kubeflowv1.Job { return P(new(J)) },
+		Info: P(new(J)).KindInfo(),
+		NewFramework: func(cfg *configv1alpha1.Configuration) (engine.Adapter, error) {
+			fw, err := newFramework(cfg)
+			if err != nil {
+				return nil, err
+			}
+			return engine.Adapt(fw), nil
+		},
+		Webhooks:  webhooks.For(validate),
+		newJob:    func() kubeflowv1.Job { return P(new(J)) },
+		framework: func(cfg *configv1alpha1.Configuration) (any, error) { return newFramework(cfg) },
 	}
 }
 
@@ -101,14 +111,14 @@ func Webhooks() []webhooks.Kind {
 
 // plain adapts an adapter constructor that reads nothing from the
 // configuration.
-func plain[O any, F engine.Framework](newFramework func(O) F) func(*configv1alpha1.Configuration) (engine.Framework, error) {
-	return func(*configv1alpha1.Configuration) (engine.Framework, error) {
+func plain[O any, J engine.Job[J], F engine.Framework[J]](newFramework func(O) F) func(*configv1alpha1.Configuration) (engine.Framework[J], error) {
+	return func(*configv1alpha1.Configuration) (engine.Framework[J], error) {
 		var opts O
 		return newFramework(opts), nil
 	}
 }
 
-func newPyTorch(cfg *configv1alpha1.Configuration) (engine.Framework, error) {
+func newPyTorch(cfg *configv1alpha1.Configuration) (engine.Framework[*kubeflowv1.PyTorchJob], error) {
 	pic := cfg.PyTorchInitContainer
 	opts := pytorch.Options{InitContainerImage: pic.Image}
 	if pic.MaxTries != nil {
@@ -129,11 +139,11 @@ func newPyTorch(cfg *configv1alpha1.Configuration) (engine.Framework, error) {
 	return fw, nil
 }
 
-func newTensorFlow(*configv1alpha1.Configuration) (engine.Framework, error) {
+func newTensorFlow(*configv1alpha1.Configuration) (engine.Framework[*kubeflowv1.TFJob], error) {
 	// v1 reads the cluster domain of TF_CONFIG addresses from the operator's environment.
 	return tensorflow.New(tensorflow.Options{ClusterDomain: os.Getenv(tensorflow.EnvCustomClusterDomain)}), nil
 }
 
-func newMPI(cfg *configv1alpha1.Configuration) (engine.Framework, error) {
+func newMPI(cfg *configv1alpha1.Configuration) (engine.Framework[*kubeflowv1.MPIJob], error) {
 	return mpi.New(mpi.Options{KubectlDeliveryImage: cfg.MPI.KubectlDeliveryImage}), nil
 }

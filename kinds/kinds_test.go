@@ -24,7 +24,7 @@ func TestJobDeleteEventReasons(t *testing.T) {
 	got := map[string][2]string{}
 	for _, k := range All() {
 		scheme := k.Info.Kind
-		fw, err := k.NewFramework(&configv1alpha1.Configuration{})
+		fw, err := k.framework(&configv1alpha1.Configuration{})
 		if err != nil {
 			t.Fatalf("%s: %v", scheme, err)
 		}
@@ -66,8 +66,8 @@ func TestEntriesAreOfOneKind(t *testing.T) {
 		if got, want := reflect.TypeOf(fw.NewJob()), reflect.TypeOf(k.newJob()); got != want {
 			t.Errorf("%s: adapter jobs are %v, want %v", k.Info.Kind, got, want)
 		}
-		if fw.Kind() != k.Info.Kind || fw.ControllerName() != k.Info.ControllerName {
-			t.Errorf("%s: adapter kind %s, controller %s, want %+v", k.Info.Kind, fw.Kind(), fw.ControllerName(), k.Info)
+		if info := fw.NewJob().KindInfo(); info != k.Info {
+			t.Errorf("%s: adapter of %+v, want %+v", k.Info.Kind, info, k.Info)
 		}
 		if k.Webhooks.Info != k.Info {
 			t.Errorf("%s: webhooks of %+v", k.Info.Kind, k.Webhooks.Info)

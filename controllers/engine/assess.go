@@ -10,7 +10,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kubeflowv1 "github.com/seed-d8a409e9/training-operator/apis/kubeflow.org/v1"
 )
@@ -38,11 +37,11 @@ type assessment struct {
 
 // assess applies the restart rule to every pod of the job.
 // gone are the job's vanished pods (vanishedPods) not counted yet.
-func (r *Reconciler) assess(job client.Object, ch children, gone []*corev1.Pod, specs map[kubeflowv1.ReplicaType]*kubeflowv1.ReplicaSpec, now time.Time) assessment {
+func (r *Reconciler[J]) assess(job J, ch children, gone []*corev1.Pod, specs map[kubeflowv1.ReplicaType]*kubeflowv1.ReplicaSpec, now time.Time) assessment {
 	var a assessment
 	j := r.jobRef(job)
-	counted := countedSet(r.fw.Status(job).CountedPods)
-	tolerance, _ := r.fw.(FailureTolerance)
+	counted := countedSet(job.JobStatus().CountedPods)
+	tolerance := r.fw.tolerance
 	// With a failure policy, pods run with restartPolicy Never, and a default
 	// container that failed under a running sidecar is the pod's failure.
 	withPolicy, dc := r.fw.RunPolicy(job).FailurePolicy != nil, r.fw.DefaultContainerName()
@@ -187,11 +186,11 @@ func details(fs []podFailure) string {
 
 // failureMessage keeps v1's wording (the framework's own, if it has one)
 // and names the pods, containers, exit codes and reasons.
-func (a assessment) failureMessage(fw Framework, job client.Object) string {
+func (fw *adapter[J]) failureMessage(job J, a assessment) string {
 	n, _ := countByType(a.terminal)
 	head := fmt.Sprintf("%s %s is failed because %s replica(s) failed", fw.Kind(), job.GetName(), n)
-	if w, ok := fw.(FailureWording); ok {
-		head = w.FailedMessage(job, n)
+	if fw.wording != nil {
+		head = fw.wording.FailedMessage(job, n)
 	}
 	return fmt.Sprintf("%s. %s.", head, capitalize(details(a.terminal)))
 }

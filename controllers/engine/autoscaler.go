@@ -3,26 +3,28 @@ package engine
 import (
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
 // Autoscaled is an optional capability of elastic frameworks: the engine
 // owns a HorizontalPodAutoscaler named after the job that drives its Worker
 // replicas through the scale subresource.
-type Autoscaled interface {
+type Autoscaled[J Job[J]] interface {
 	// Autoscaling returns the elastic bounds and metrics; ok=false when the
 	// job wants no autoscaler (not elastic, or no metrics: an empty list would
 	// be defaulted to 80% CPU by the apiserver and look like drift forever).
-	Autoscaling(job client.Object) (minReplicas *int32, maxReplicas int32, metrics []autoscalingv2.MetricSpec, ok bool)
+	Autoscaling(job J) (minReplicas *int32, maxReplicas int32, metrics []autoscalingv2.MetricSpec, ok bool)
 }
 
 // DesiredHPA is the pure constructor of a job's autoscaler, or nil.
-func DesiredHPA(fw Framework, job client.Object) *autoscalingv2.HorizontalPodAutoscaler {
-	a, ok := fw.(Autoscaled)
-	if !ok {
+func DesiredHPA[J Job[J]](fw Framework[J], job J) *autoscalingv2.HorizontalPodAutoscaler {
+	return resolve(fw).desiredHPA(job)
+}
+
+func (fw *adapter[J]) desiredHPA(job J) *autoscalingv2.HorizontalPodAutoscaler {
+	if fw.autoscaled == nil {
 		return nil
 	}
-	minReplicas, maxReplicas, metrics, ok := a.Autoscaling(job)
+	minReplicas, maxReplicas, metrics, ok := fw.autoscaled.Autoscaling(job)
 	if !ok {
 		return nil
 	}

@@ -31,7 +31,7 @@ import (
 type harness struct {
 	t     *testing.T
 	c     client.Client
-	r     *Reconciler
+	r     *Reconciler[*kubeflowv1.PyTorchJob]
 	clock *clocktesting.FakeClock
 	rec   *eventLog
 	key   client.ObjectKey
@@ -44,7 +44,7 @@ func (l *eventLog) Event(_ runtime.Object, _, reason, msg string) {
 	l.events = append(l.events, reason+": "+msg)
 }
 
-func newHarness(t *testing.T, fw Framework, job *kubeflowv1.PyTorchJob, opts Options, funcs interceptor.Funcs) *harness {
+func newHarness(t *testing.T, fw Framework[*kubeflowv1.PyTorchJob], job *kubeflowv1.PyTorchJob, opts Options, funcs interceptor.Funcs) *harness {
 	t.Helper()
 	scheme := runtime.NewScheme()
 	_ = clientgoscheme.AddToScheme(scheme)
@@ -131,13 +131,13 @@ func conditionTypes(st kubeflowv1.JobStatus) []string {
 // fakeGang holds pods back until ready is set.
 type fakeGang struct{ ready bool }
 
-func (g *fakeGang) Sync(context.Context, client.Object, Framework) (bool, string, error) {
+func (g *fakeGang) Sync(context.Context, GangJob) (bool, string, error) {
 	return g.ready, "waiting for the gang", nil
 }
-func (g *fakeGang) DecoratePod(client.Object, Framework, kubeflowv1.ReplicaType, *corev1.Pod) string {
+func (g *fakeGang) DecoratePod(client.Object, kubeflowv1.ReplicaType, *corev1.Pod) string {
 	return ""
 }
-func (g *fakeGang) Delete(context.Context, client.Object, Framework) error { return nil }
+func (g *fakeGang) Delete(context.Context, GangJob) error { return nil }
 
 // activeDeadlineSeconds counts from startTime, which is set once pods may be
 // created: a job its gang backend holds for longer than its deadline must
@@ -146,7 +146,7 @@ func (g *fakeGang) Delete(context.Context, client.Object, Framework) error { ret
 func TestStartTimeWaitsForTheGang(t *testing.T) {
 	gang := &fakeGang{}
 	job := testjobs.MakePyTorchJob("j", "ns").UID("job-uid").Master(1).Workers(1).ActiveDeadlineSeconds(60).Obj()
-	h := newHarness(t, fakeFramework{}, job, Options{Gang: func(client.Object, Framework) GangScheduler { return gang }}, interceptor.Funcs{})
+	h := newHarness(t, fakeFramework{}, job, Options{Gang: func(GangJob) GangScheduler { return gang }}, interceptor.Funcs{})
 
 	h.reconcile()
 	h.clock.Step(2 * time.Hour)
@@ -190,11 +190,11 @@ func TestStartTimeWithoutGang(t *testing.T) {
 // tolerantFramework ignores failed Workers, as TF with enableDynamicWorker.
 type tolerantFramework struct{ fakeFramework }
 
-func (tolerantFramework) ToleratesFailure(_ client.Object, rt kubeflowv1.ReplicaType) bool {
+func (tolerantFramework) ToleratesFailure(_ *kubeflowv1.PyTorchJob, rt kubeflowv1.ReplicaType) bool {
 	return rt == "Worker"
 }
 
-var _ FailureTolerance = tolerantFramework{}
+var _ FailureTolerance[*kubeflowv1.PyTorchJob] = tolerantFramework{}
 
 func TestToleratedFailuresDoNotFailTheJob(t *testing.T) {
 	job := testjobs.MakePyTorchJob("j", "ns").UID("job-uid").Master(1).Workers(2).RestartPolicy(kubeflowv1.RestartPolicyNever).Obj()
@@ -236,7 +236,7 @@ func TestToleratedFailuresStillRestart(t *testing.T) {
 // XGBoost does when its Master finished between two passes.
 type runningDoneFramework struct{ fakeFramework }
 
-func (runningDoneFramework) Evaluate(client.Object, ReplicaView) Verdict {
+func (runningDoneFramework) Evaluate(*kubeflowv1.PyTorchJob, ReplicaView) Verdict {
 	return Verdict{Running: true, RunningMessage: "running", Succeeded: true, SucceededMessage: "done"}
 }
 
@@ -285,7 +285,7 @@ func TestRecordConflictsDropsTheResolvedCondition(t *testing.T) {
 func createdCount(t *testing.T, ns string) float64 {
 	t.Helper()
 	var m dto.Metric
-	if err := jobsCreated.WithLabelValues(ns, "fake").Write(&m); err != nil {
+	if err := jobsCreated.WithLabelValues(ns, fakeMetricsLabel).Write(&m); err != nil {
 		t.Fatal(err)
 	}
 	return m.GetCounter().GetValue()
@@ -336,7 +336,7 @@ func TestTTLDeleteEventReasons(t *testing.T) {
 	forbidden := apierrors.NewForbidden(schema.GroupResource{Group: "kubeflow.org", Resource: "pytorchjobs"}, "j", errors.New("no"))
 	for _, tc := range []struct {
 		name      string
-		fw        Framework
+		fw        Framework[*kubeflowv1.PyTorchJob]
 		deleteErr error
 		want      []string
 	}{

@@ -63,20 +63,24 @@ func podRestartPolicy(p kubeflowv1.RestartPolicy) corev1.RestartPolicy {
 }
 
 // childName is the framework's name for a replica's pod and Service.
-func childName(fw Framework, job client.Object, rtype kubeflowv1.ReplicaType, index int) string {
-	if n, ok := fw.(ReplicaNamer); ok {
-		return n.ReplicaName(job, rtype, index)
+func (fw *adapter[J]) childName(job J, rtype kubeflowv1.ReplicaType, index int) string {
+	if fw.namer != nil {
+		return fw.namer.ReplicaName(job, rtype, index)
 	}
 	return kubeflowv1.ReplicaName(job.GetName(), rtype, index)
 }
 
 // BuildPod is the pure constructor of one replica's pod from its template.
 // It reports whether the template's own restartPolicy was overridden.
-func BuildPod(fw Framework, job client.Object, rtype kubeflowv1.ReplicaType, index int, spec *kubeflowv1.ReplicaSpec) (*corev1.Pod, bool, error) {
+func BuildPod[J Job[J]](fw Framework[J], job J, rtype kubeflowv1.ReplicaType, index int, spec *kubeflowv1.ReplicaSpec) (*corev1.Pod, bool, error) {
+	return resolve(fw).buildPod(job, rtype, index, spec)
+}
+
+func (fw *adapter[J]) buildPod(job J, rtype kubeflowv1.ReplicaType, index int, spec *kubeflowv1.ReplicaSpec) (*corev1.Pod, bool, error) {
 	tmpl := spec.Template.DeepCopy()
 	pod := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{
-			Name:            childName(fw, job, rtype, index),
+			Name:            fw.childName(job, rtype, index),
 			Namespace:       job.GetNamespace(),
 			Labels:          tmpl.Labels,
 			Annotations:     tmpl.Annotations,
@@ -103,7 +107,7 @@ func BuildPod(fw Framework, job client.Object, rtype kubeflowv1.ReplicaType, ind
 	if rp.FailurePolicy != nil {
 		// Every failure must reach the operator, which decides what restarts.
 		pod.Spec.RestartPolicy = corev1.RestartPolicyNever
-		attempt := strconv.Itoa(int(fw.Status(job).Restarts))
+		attempt := strconv.Itoa(int(job.JobStatus().Restarts))
 		pod.Labels[kubeflowv1.RestartAttemptLabel] = attempt
 		if pod.Annotations == nil {
 			pod.Annotations = map[string]string{}
@@ -118,11 +122,15 @@ func BuildPod(fw Framework, job client.Object, rtype kubeflowv1.ReplicaType, ind
 
 // BuildService is the pure constructor of one replica's headless Service. It
 // exposes every named port of the default container.
-func BuildService(fw Framework, job client.Object, rtype kubeflowv1.ReplicaType, index int, spec *kubeflowv1.ReplicaSpec) *corev1.Service {
+func BuildService[J Job[J]](fw Framework[J], job J, rtype kubeflowv1.ReplicaType, index int, spec *kubeflowv1.ReplicaSpec) *corev1.Service {
+	return resolve(fw).buildService(job, rtype, index, spec)
+}
+
+func (fw *adapter[J]) buildService(job J, rtype kubeflowv1.ReplicaType, index int, spec *kubeflowv1.ReplicaSpec) *corev1.Service {
 	labels := ReplicaLabels(fw.ControllerName(), job.GetName(), rtype, index)
 	svc := &corev1.Service{
 		ObjectMeta: metav1.ObjectMeta{
-			Name:            childName(fw, job, rtype, index),
+			Name:            fw.childName(job, rtype, index),
 			Namespace:       job.GetNamespace(),
 			Labels:          labels,
 			OwnerReferences: []metav1.OwnerReference{ownerReference(fw.Kind(), job)},

@@ -8,7 +8,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kubeflowv1 "github.com/seed-d8a409e9/training-operator/apis/kubeflow.org/v1"
 	"github.com/seed-d8a409e9/training-operator/internal/testjobs"
@@ -30,7 +29,7 @@ func TestBuildPod(t *testing.T) {
 			Namespace: "ns",
 			Labels: map[string]string{
 				"user":                                "label",
-				"training.kubeflow.org/operator-name": "fake-controller",
+				"training.kubeflow.org/operator-name": fakeControllerName,
 				"training.kubeflow.org/job-name":      "j",
 				"training.kubeflow.org/replica-type":  "worker",
 				"training.kubeflow.org/replica-index": "1",
@@ -69,7 +68,7 @@ func TestBuildService(t *testing.T) {
 	}
 	got := BuildService(fakeFramework{}, job, "Master", 0, spec)
 	labels := map[string]string{
-		"training.kubeflow.org/operator-name": "fake-controller",
+		"training.kubeflow.org/operator-name": fakeControllerName,
 		"training.kubeflow.org/job-name":      "j",
 		"training.kubeflow.org/replica-type":  "master",
 		"training.kubeflow.org/replica-index": "0",
@@ -142,8 +141,8 @@ func TestBucketChildrenUnindexedByName(t *testing.T) {
 // autoscaledFramework adds the elastic capability to the fake framework.
 type autoscaledFramework struct{ fakeFramework }
 
-func (autoscaledFramework) Autoscaling(o client.Object) (*int32, int32, []autoscalingv2.MetricSpec, bool) {
-	ep := o.(*kubeflowv1.PyTorchJob).Spec.ElasticPolicy
+func (autoscaledFramework) Autoscaling(o *kubeflowv1.PyTorchJob) (*int32, int32, []autoscalingv2.MetricSpec, bool) {
+	ep := o.Spec.ElasticPolicy
 	if ep == nil || len(ep.Metrics) == 0 {
 		return nil, 0, nil, false
 	}
@@ -161,7 +160,7 @@ func TestDesiredHPA(t *testing.T) {
 	want := &autoscalingv2.HorizontalPodAutoscaler{
 		ObjectMeta: metav1.ObjectMeta{
 			Name: "j", Namespace: "ns",
-			Labels: map[string]string{"training.kubeflow.org/operator-name": "fake-controller", "training.kubeflow.org/job-name": "j"},
+			Labels: map[string]string{"training.kubeflow.org/operator-name": fakeControllerName, "training.kubeflow.org/job-name": "j"},
 			OwnerReferences: []metav1.OwnerReference{{APIVersion: "kubeflow.org/v1", Kind: "PyTorchJob", Name: "j", UID: "u",
 				Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true)}},
 		},

@@ -23,13 +23,13 @@ import (
 // The framework only says what they should be; the engine creates, adopts,
 // repairs and removes them the way it does pods and Services, so objects
 // made by v1 (same names, other labels) are taken over, not fought.
-type ExtraChildren interface {
+type ExtraChildren[J Job[J]] interface {
 	// ExtraTypes are the kinds of extra children; they are watched and
 	// enqueued to their controlling job.
 	ExtraTypes() []ExtraType
 	// DesiredChildren are the extra children an active job should have now,
 	// given its current pods (read-only).
-	DesiredChildren(job client.Object, pods []*corev1.Pod) []DesiredChild
+	DesiredChildren(job J, pods []*corev1.Pod) []DesiredChild
 }
 
 // ExtraType is one kind of extra child.
@@ -50,28 +50,15 @@ type DesiredChild struct {
 	UseExisting bool
 }
 
-// extraTypes are the framework's extra child kinds plus the engine's own
-// autoscaler for elastic frameworks.
-func extraTypes(fw Framework) []ExtraType {
-	var out []ExtraType
-	if _, ok := fw.(Autoscaled); ok {
-		out = append(out, ExtraType{Object: &autoscalingv2.HorizontalPodAutoscaler{}})
-	}
-	if ec, ok := fw.(ExtraChildren); ok {
-		out = append(out, ec.ExtraTypes()...)
-	}
-	return out
-}
-
 // desiredExtraChildren is what an active job should have: the framework's
 // children and, for an elastic job with metrics, its HPA.
-func desiredExtraChildren(fw Framework, job client.Object, pods []*corev1.Pod) []DesiredChild {
+func (fw *adapter[J]) desiredExtraChildren(job J, pods []*corev1.Pod) []DesiredChild {
 	var out []DesiredChild
-	if hpa := DesiredHPA(fw, job); hpa != nil {
+	if hpa := fw.desiredHPA(job); hpa != nil {
 		out = append(out, DesiredChild{Object: hpa})
 	}
-	if ec, ok := fw.(ExtraChildren); ok {
-		out = append(out, ec.DesiredChildren(job, pods)...)
+	if fw.extra != nil {
+		out = append(out, fw.extra.DesiredChildren(job, pods)...)
 	}
 	return out
 }
@@ -95,14 +82,14 @@ func extraKey(obj client.Object) string { return strings.ToLower(kindOf(obj)) + 
 // of the job's extra kinds that are not desired are deleted, and so are all
 // of the kinds not kept while the job is inactive. It returns the names
 // held by objects the job does not control; pods must wait for those.
-func (r *Reconciler) reconcileExtraChildren(ctx context.Context, job client.Object, pods []*corev1.Pod, active bool) ([]string, error) {
-	types := extraTypes(r.fw)
+func (r *Reconciler[J]) reconcileExtraChildren(ctx context.Context, job J, pods []*corev1.Pod, active bool) ([]string, error) {
+	types := r.fw.extraTypes
 	if len(types) == 0 {
 		return nil, nil
 	}
 	var desired []DesiredChild
 	if active {
-		desired = desiredExtraChildren(r.fw, job, pods)
+		desired = r.fw.desiredExtraChildren(job, pods)
 	}
 	var conflicts []string
 	var errs []error
@@ -133,7 +120,7 @@ func (r *Reconciler) reconcileExtraChildren(ctx context.Context, job client.Obje
 // the create meets AlreadyExists and the API says whose it is: controlled by
 // this job, it is adopted (our labels added, so the cache sees it from then
 // on) and brought to the desired content; else the name is a conflict.
-func (r *Reconciler) syncExtraChild(ctx context.Context, job client.Object, d DesiredChild) (conflict string, err error) {
+func (r *Reconciler[J]) syncExtraChild(ctx context.Context, job client.Object, d DesiredChild) (conflict string, err error) {
 	j, key := r.jobRef(job), extraKey(d.Object)
 	existing := emptyLike(d.Object)
 	err = r.client.Get(ctx, client.ObjectKeyFromObject(d.Object), existing)
@@ -168,7 +155,7 @@ func (r *Reconciler) syncExtraChild(ctx context.Context, job client.Object, d De
 
 // repairExtraChild brings an existing object to the desired labels and
 // content, if the job controls it.
-func (r *Reconciler) repairExtraChild(ctx context.Context, job client.Object, d DesiredChild, existing client.Object) (conflict string, err error) {
+func (r *Reconciler[J]) repairExtraChild(ctx context.Context, job client.Object, d DesiredChild, existing client.Object) (conflict string, err error) {
 	if ref := metav1.GetControllerOfNoCopy(existing); ref == nil || ref.UID != job.GetUID() {
 		if d.UseExisting {
 			return "", nil
@@ -251,7 +238,7 @@ func immutableDiffers(obj, desired client.Object) bool {
 // pruneExtraChildren deletes the job's children of one kind that are not
 // wanted. It reads the cache, which holds the labelled ones: ours, and v1's
 // once adopted.
-func (r *Reconciler) pruneExtraChildren(ctx context.Context, job client.Object, kind client.Object, wanted map[string]bool) error {
+func (r *Reconciler[J]) pruneExtraChildren(ctx context.Context, job client.Object, kind client.Object, wanted map[string]bool) error {
 	list, err := r.listOf(kind)
 	if err != nil {
 		return err
@@ -282,7 +269,7 @@ func (r *Reconciler) pruneExtraChildren(ctx context.Context, job client.Object, 
 }
 
 // listOf is an empty list of obj's kind.
-func (r *Reconciler) listOf(obj client.Object) (client.ObjectList, error) {
+func (r *Reconciler[J]) listOf(obj client.Object) (client.ObjectList, error) {
 	gvk, err := apiutil.GVKForObject(obj, r.client.Scheme())
 	if err != nil {
 		return nil, err

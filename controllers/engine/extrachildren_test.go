@@ -36,12 +36,12 @@ func (extraFramework) ExtraTypes() []ExtraType {
 	return []ExtraType{{Object: &corev1.ConfigMap{}, KeepWhenInactive: true}, {Object: &corev1.ServiceAccount{}, KeepWhenInactive: true}}
 }
 
-func (f extraFramework) DesiredChildren(job client.Object, _ []*corev1.Pod) []DesiredChild {
+func (f extraFramework) DesiredChildren(job *kubeflowv1.PyTorchJob, _ []*corev1.Pod) []DesiredChild {
 	meta := func(name string) metav1.ObjectMeta {
-		labels := JobLabels(f.ControllerName(), job.GetName())
+		labels := JobLabels(fakeControllerName, job.GetName())
 		labels["app"] = job.GetName()
 		return metav1.ObjectMeta{Name: name, Namespace: job.GetNamespace(), Labels: labels,
-			OwnerReferences: []metav1.OwnerReference{ownerReference(f.Kind(), job)}}
+			OwnerReferences: []metav1.OwnerReference{ownerReference(kubeflowv1.PyTorchJobKind, job)}}
 	}
 	out := []DesiredChild{{Object: &corev1.ConfigMap{ObjectMeta: meta(job.GetName() + "-config"), Data: map[string]string{"hostfile": "j-worker-0 slots=1\n"}}}}
 	if f.serviceAccount != "" {
@@ -50,7 +50,7 @@ func (f extraFramework) DesiredChildren(job client.Object, _ []*corev1.Pod) []De
 	return out
 }
 
-var _ ExtraChildren = extraFramework{}
+var _ ExtraChildren[*kubeflowv1.PyTorchJob] = extraFramework{}
 
 type nopRecorder struct{}
 
@@ -61,11 +61,11 @@ func (nopRecorder) Event(runtime.Object, string, string, string) {}
 // reader sees everything.
 type extraHarness struct {
 	api client.WithWatch
-	r   *Reconciler
+	r   *Reconciler[*kubeflowv1.PyTorchJob]
 	job *kubeflowv1.PyTorchJob
 }
 
-func newExtraHarness(t *testing.T, fw Framework, job *kubeflowv1.PyTorchJob, funcs interceptor.Funcs, objs ...client.Object) *extraHarness {
+func newExtraHarness(t *testing.T, fw Framework[*kubeflowv1.PyTorchJob], job *kubeflowv1.PyTorchJob, funcs interceptor.Funcs, objs ...client.Object) *extraHarness {
 	t.Helper()
 	scheme := runtime.NewScheme()
 	_ = clientgoscheme.AddToScheme(scheme)
@@ -163,7 +163,7 @@ func TestExtraChildrenAdoptsV1Objects(t *testing.T) {
 	if err := h.get(t, "j-config", &cm); err != nil {
 		t.Fatal(err)
 	}
-	wantLabels := map[string]string{"app": "j", kubeflowv1.OperatorNameLabel: "fake-controller", kubeflowv1.JobNameLabel: "j"}
+	wantLabels := map[string]string{"app": "j", kubeflowv1.OperatorNameLabel: fakeControllerName, kubeflowv1.JobNameLabel: "j"}
 	if diff := cmp.Diff(wantLabels, cm.Labels); diff != "" {
 		t.Errorf("adopted ConfigMap labels (-want +got):\n%s", diff)
 	}
@@ -174,14 +174,14 @@ func TestExtraChildrenAdoptsV1Objects(t *testing.T) {
 	if err := h.get(t, "j", &hpa); err != nil {
 		t.Fatal(err)
 	}
-	if hpa.Labels[kubeflowv1.OperatorNameLabel] != "fake-controller" || hpa.Spec.MaxReplicas != 4 {
+	if hpa.Labels[kubeflowv1.OperatorNameLabel] != fakeControllerName || hpa.Spec.MaxReplicas != 4 {
 		t.Errorf("adopted HPA labels %v, maxReplicas %d; want our labels and 4", hpa.Labels, hpa.Spec.MaxReplicas)
 	}
 	var pod corev1.Pod
 	if err := h.get(t, "j-master-0", &pod); err != nil {
 		t.Fatal(err)
 	}
-	if pod.UID != "pod-uid" || pod.Labels[kubeflowv1.ReplicaIndexLabel] != "0" || pod.Labels[kubeflowv1.OperatorNameLabel] != "fake-controller" {
+	if pod.UID != "pod-uid" || pod.Labels[kubeflowv1.ReplicaIndexLabel] != "0" || pod.Labels[kubeflowv1.OperatorNameLabel] != fakeControllerName {
 		t.Errorf("v1's running pod must be adopted in place: uid %s, labels %v", pod.UID, pod.Labels)
 	}
 
@@ -269,7 +269,7 @@ func TestExtraChildrenConflictDoesNotBlockPods(t *testing.T) {
 			// Ours, with stale data: the engine patches it and gets tc.err.
 			ours := &corev1.ConfigMap{
 				ObjectMeta: metav1.ObjectMeta{Name: "j-config", Namespace: "ns", OwnerReferences: v1Owner(job),
-					Labels: map[string]string{"app": "j", kubeflowv1.OperatorNameLabel: "fake-controller", kubeflowv1.JobNameLabel: "j"}},
+					Labels: map[string]string{"app": "j", kubeflowv1.OperatorNameLabel: fakeControllerName, kubeflowv1.JobNameLabel: "j"}},
 				Data: map[string]string{"hostfile": "stale"},
 			}
 			h := newExtraHarness(t, extraFramework{}, job, interceptor.Funcs{

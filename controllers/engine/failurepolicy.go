@@ -243,7 +243,7 @@ const wholeJobRestart = "is restarting the whole job"
 // applyFailurePolicy judges the current attempt's failures and records the
 // decision in the plan's status: Failed, or a restart (restarts raised,
 // Restarting with the rule, pod and budget). Deletions follow the write.
-func (r *Reconciler) applyFailurePolicy(job client.Object, cur children, specs map[kubeflowv1.ReplicaType]*kubeflowv1.ReplicaSpec, p *plan, now metav1.Time) policyOutcome {
+func (r *Reconciler[J]) applyFailurePolicy(job J, cur children, specs map[kubeflowv1.ReplicaType]*kubeflowv1.ReplicaSpec, p *plan, now metav1.Time) policyOutcome {
 	st := &p.status
 	fp := r.fw.RunPolicy(job).FailurePolicy
 	kind, name := r.fw.Kind(), job.GetName()
@@ -300,9 +300,9 @@ func (r *Reconciler) applyFailurePolicy(job client.Object, cur children, specs m
 // currentFailures are the failures of the current attempt's pods not
 // counted or being deleted by us yet. Failures of replica types the
 // framework tolerates (TF's dynamic workers) stay with the per-pod rule.
-func (r *Reconciler) currentFailures(job client.Object, cur children) []jobFailure {
-	counted := countedSet(r.fw.Status(job).CountedPods)
-	tolerance, _ := r.fw.(FailureTolerance)
+func (r *Reconciler[J]) currentFailures(job J, cur children) []jobFailure {
+	counted := countedSet(job.JobStatus().CountedPods)
+	tolerance := r.fw.tolerance
 	j, dc := r.jobRef(job), r.fw.DefaultContainerName()
 	var out []jobFailure
 	for rt, byIndex := range cur.pods {
@@ -333,7 +333,7 @@ func (r *Reconciler) currentFailures(job client.Object, cur children) []jobFailu
 // restartDone holds Running back after a whole-job restart until every
 // pod of the new attempt runs (or has finished), then announces how long
 // the restart took. Without such a restart it says go.
-func (r *Reconciler) restartDone(p *plan, job client.Object, specs map[kubeflowv1.ReplicaType]*kubeflowv1.ReplicaSpec, cur children, now metav1.Time) bool {
+func (r *Reconciler[J]) restartDone(p *plan, job client.Object, specs map[kubeflowv1.ReplicaType]*kubeflowv1.ReplicaSpec, cur children, now metav1.Time) bool {
 	c := getCondition(&p.status, kubeflowv1.JobRestarting)
 	if c == nil || c.Status != corev1.ConditionTrue || !strings.Contains(c.Message, wholeJobRestart) {
 		return true
@@ -359,21 +359,21 @@ func (r *Reconciler) restartDone(p *plan, job client.Object, specs map[kubeflowv
 // A pod that is replaced (counted, or of an older attempt) keeps it until
 // its deletion is confirmed (deletionConfirmed), so its name is not free
 // for its successor while the pod may still be deleted by name.
-func (r *Reconciler) releasable(job client.Object, st *kubeflowv1.JobStatus, ch children) (release, track []*corev1.Pod, lastOld bool) {
+func (r *Reconciler[J]) releasable(job J, st *kubeflowv1.JobStatus, ch children) (release, track []*corev1.Pod, lastOld bool) {
 	rp := r.fw.RunPolicy(job)
 	if IsFinished(st) || (rp.Suspend != nil && *rp.Suspend) || !tracked(rp) {
 		return withFinalizer(ch.allPods), nil, false
 	}
 	old, oldReleased := 0, 0
 	counted := countedSet(st.CountedPods)
-	tolerance, _ := r.fw.(FailureTolerance)
+	tolerance := r.fw.tolerance
 	for _, pod := range ch.allPods {
 		if !hasTrackingFinalizer(pod) {
 			continue
 		}
 		tolerated := false
 		if tolerance != nil && pod.Status.Phase == corev1.PodFailed {
-			if rt, ok := replicaTypeOf(r.fw.ReplicaTypes(job), r.fw.ReplicaSpecs(job), pod); ok {
+			if rt, ok := replicaTypeOf(r.fw.ReplicaTypes(job), job.ReplicaSpecs(), pod); ok {
 				tolerated = tolerance.ToleratesFailure(job, rt)
 			}
 		}

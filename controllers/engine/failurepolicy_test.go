@@ -133,7 +133,7 @@ func TestApplyFailurePolicy(t *testing.T) {
 	run := func(policy *kubeflowv1.FailurePolicy, st kubeflowv1.JobStatus, pods ...*corev1.Pod) (policyOutcome, *plan) {
 		job := testjobs.MakePyTorchJob("j", "ns").UID("job").Master(1).Workers(2).FailurePolicy(policy).Obj()
 		job.Status = st
-		r := &Reconciler{fw: fakeFramework{}, inflight: inflight.New(nil, 0)}
+		r := &Reconciler[*kubeflowv1.PyTorchJob]{fw: resolve(fakeFramework{}), inflight: inflight.New(nil, 0)}
 		p := &plan{status: *st.DeepCopy()}
 		ch := bucketChildren(job.Spec.PyTorchReplicaSpecs, pods, nil, nil)
 		return r.applyFailurePolicy(job, ch, job.Spec.PyTorchReplicaSpecs, p, metav1.NewTime(fpT0)), p
@@ -165,7 +165,7 @@ func TestApplyFailurePolicy(t *testing.T) {
 	oom := fp(2).Rule("oom", kubeflowv1.UseReplicaRestartPolicyAction).OnExitCodes("", kubeflowv1.FailurePolicyOnExitCodesOpIn, 137).Obj()
 	runWith := func(rp kubeflowv1.RestartPolicy, policy *kubeflowv1.FailurePolicy, pods ...*corev1.Pod) (policyOutcome, *plan) {
 		job := testjobs.MakePyTorchJob("j", "ns").UID("job").Master(1).Workers(2).RestartPolicy(rp).FailurePolicy(policy).Obj()
-		r := &Reconciler{fw: fakeFramework{}, inflight: inflight.New(nil, 0)}
+		r := &Reconciler[*kubeflowv1.PyTorchJob]{fw: resolve(fakeFramework{}), inflight: inflight.New(nil, 0)}
 		p := &plan{}
 		ch := bucketChildren(job.Spec.PyTorchReplicaSpecs, pods, nil, nil)
 		return r.applyFailurePolicy(job, ch, job.Spec.PyTorchReplicaSpecs, p, metav1.NewTime(fpT0)), p
@@ -229,7 +229,7 @@ func TestReleasable(t *testing.T) {
 	countedGone, olderGone := confirmed(pod("counted-gone", corev1.PodFailed, "1", true)), confirmed(pod("older-gone", corev1.PodRunning, "0", true))
 	all := []*corev1.Pod{running, succeeded, counted, failed, older, legacy, countedGone, olderGone}
 	ch := children{allPods: all}
-	r := &Reconciler{fw: fakeFramework{}}
+	r := &Reconciler[*kubeflowv1.PyTorchJob]{fw: resolve(fakeFramework{})}
 	job := testjobs.MakePyTorchJob("j", "ns").Workers(1).FailurePolicy(testjobs.MakeFailurePolicy(1).Obj()).Obj()
 	st := kubeflowv1.JobStatus{Restarts: 1, CountedPods: []string{"counted", "counted-gone"}}
 	release, track, lastOld := r.releasable(job, &st, ch)
@@ -287,7 +287,7 @@ func TestBuildPodTracking(t *testing.T) {
 // masterDoneFramework succeeds once the Master succeeded, as PyTorch does.
 type masterDoneFramework struct{ fakeFramework }
 
-func (masterDoneFramework) Evaluate(_ client.Object, v ReplicaView) Verdict {
+func (masterDoneFramework) Evaluate(_ *kubeflowv1.PyTorchJob, v ReplicaView) Verdict {
 	if p := v.Pods["Master"][0]; p != nil && p.Status.Phase == corev1.PodSucceeded {
 		return Verdict{Succeeded: true, SucceededMessage: "done"}
 	}
@@ -449,7 +449,7 @@ func TestUnseenCreateLooksAgain(t *testing.T) {
 func TestFinishingPassAdoptsUnindexedChild(t *testing.T) {
 	job := testjobs.MakePyTorchJob("j", "ns").UID("job-uid").Master(1).Workers(1).Obj()
 	h := newHarness(t, masterDoneFramework{}, job, Options{}, interceptor.Funcs{})
-	pod := testjobs.MakePod("j-master-0", "ns").Label(kubeflowv1.OperatorNameLabel, "fake-controller").
+	pod := testjobs.MakePod("j-master-0", "ns").Label(kubeflowv1.OperatorNameLabel, fakeControllerName).
 		Label(kubeflowv1.JobNameLabel, "j").Label(kubeflowv1.ReplicaTypeLabel, "master").
 		ControlledBy("PyTorchJob", "j", "job-uid").Phase(corev1.PodSucceeded).Obj()
 	pod.Spec.Containers = []corev1.Container{{Name: "pytorch", Image: "x"}}
@@ -503,7 +503,7 @@ func TestStaleStatusIsNotActedOn(t *testing.T) {
 		if name == "j-worker-0" {
 			rt = "worker"
 		}
-		pod := testjobs.MakePod(name, "ns").Label(kubeflowv1.OperatorNameLabel, "fake-controller").
+		pod := testjobs.MakePod(name, "ns").Label(kubeflowv1.OperatorNameLabel, fakeControllerName).
 			Label(kubeflowv1.JobNameLabel, "j").Label(kubeflowv1.ReplicaTypeLabel, rt).Label(kubeflowv1.ReplicaIndexLabel, idx).
 			Label(kubeflowv1.RestartAttemptLabel, "1").ControlledBy("PyTorchJob", "j", "job-uid").Phase(corev1.PodRunning).Obj()
 		pod.Spec.Containers = []corev1.Container{{Name: "pytorch", Image: "x"}}

@@ -16,19 +16,29 @@ import (
 	kubeflowv1 "github.com/seed-d8a409e9/training-operator/apis/kubeflow.org/v1"
 )
 
-// Framework describes one training framework (one kind) to the engine.
-type Framework interface {
-	// JobType is the kind's constants and accessors (engine.JobKind).
-	JobType
+// Job is what the engine needs of a kind's API type J (a pointer, such as
+// *kubeflowv1.PyTorchJob): the kubeflow.org/v1 job accessors, and a deep
+// copy of its own type, so the engine copies jobs without a type assertion.
+type Job[J any] interface {
+	kubeflowv1.Job
+	DeepCopy() J
+}
+
+// Framework describes one training framework (one kind, API type J) to the
+// engine. The kind's constants and the job's specs, run policy and status
+// come from J itself (kubeflowv1.Job); the framework adds its behaviour.
+type Framework[J Job[J]] interface {
+	// NewJob returns an empty job of the kind.
+	NewJob() J
 	// ReplicaTypes lists the job's replica types in the order pods are made.
-	ReplicaTypes(job client.Object) []kubeflowv1.ReplicaType
+	ReplicaTypes(job J) []kubeflowv1.ReplicaType
 	// IsMasterRole reports whether a pod carries job-role=master.
-	IsMasterRole(job client.Object, rtype kubeflowv1.ReplicaType, index int) bool
+	IsMasterRole(job J, rtype kubeflowv1.ReplicaType, index int) bool
 	// DecoratePod adds the framework's wiring (env, init containers) to a pod
 	// the engine has built from the replica template.
-	DecoratePod(job client.Object, rtype kubeflowv1.ReplicaType, index int, pod *corev1.Pod) error
+	DecoratePod(job J, rtype kubeflowv1.ReplicaType, index int, pod *corev1.Pod) error
 	// Evaluate applies the framework's running and success rule.
-	Evaluate(job client.Object, replicas ReplicaView) Verdict
+	Evaluate(job J, replicas ReplicaView) Verdict
 }
 
 // ReplicaView is what a framework's status rule may look at.
@@ -46,6 +56,9 @@ type Verdict struct {
 	Succeeded        bool
 	SucceededMessage string
 }
+
+// The optional capabilities below are looked up once, when a framework's
+// reconciler is built (resolve), never during a pass.
 
 // ServiceLess is an optional capability for frameworks whose replicas need no
 // per-replica headless Service.
@@ -68,15 +81,34 @@ type OrderedCreation interface {
 // message is not "<Kind> <name> is failed because <n> <Type> replica(s)
 // failed" (TF's is "TFJob <ns>/<name> has failed because ..."). It returns
 // that sentence without its final period; the engine appends the details.
-type FailureWording interface {
-	FailedMessage(job client.Object, failedReplicas string) string
+type FailureWording[J Job[J]] interface {
+	FailedMessage(job J, failedReplicas string) string
 }
 
 // ReplicaNamer is an optional capability for frameworks whose children are
 // not named <job>-<lower rtype>-<index> (MPI's launcher is <job>-launcher).
 // Children still carry the replica-type and replica-index labels.
-type ReplicaNamer interface {
-	ReplicaName(job client.Object, rtype kubeflowv1.ReplicaType, index int) string
+type ReplicaNamer[J Job[J]] interface {
+	ReplicaName(job J, rtype kubeflowv1.ReplicaType, index int) string
+}
+
+// RunPolicyOverride is an optional capability for frameworks whose
+// effective run policy is not the job's spec.runPolicy as it stands (MPI's
+// cleanPodPolicy falls back to the deprecated spec.cleanPodPolicy).
+type RunPolicyOverride[J Job[J]] interface {
+	RunPolicy(job J) *kubeflowv1.RunPolicy
+}
+
+// GangJob is one job as its gang scheduler reads it: the job, and what its
+// framework says of it.
+type GangJob struct {
+	// Job is the job, defaulted; read-only.
+	Job kubeflowv1.Job
+	// ReplicaTypes are the job's replica types in the framework's order.
+	ReplicaTypes []kubeflowv1.ReplicaType
+	// BuildPod builds a replica's pod as the engine creates it (BuildPod),
+	// before the gang decorates it.
+	BuildPod func(rtype kubeflowv1.ReplicaType, index int, spec *kubeflowv1.ReplicaSpec) (*corev1.Pod, bool, error)
 }
 
 // GangScheduler keeps a job's pods in one gang (a PodGroup of some backend).
@@ -86,25 +118,25 @@ type GangScheduler interface {
 	// Sync creates or updates the job's PodGroup. ready=false holds pod
 	// creation back (for example Volcano has not admitted the gang yet) and
 	// message says why; it is shown on the job.
-	Sync(ctx context.Context, job client.Object, fw Framework) (ready bool, message string, err error)
+	Sync(ctx context.Context, job GangJob) (ready bool, message string, err error)
 	// DecoratePod joins a pod to the gang (scheduler name, annotations, labels).
 	// It returns a warning to record when the template's scheduler name was overridden.
-	DecoratePod(job client.Object, fw Framework, rtype kubeflowv1.ReplicaType, pod *corev1.Pod) (warning string)
+	DecoratePod(job client.Object, rtype kubeflowv1.ReplicaType, pod *corev1.Pod) (warning string)
 	// Delete removes the job's PodGroup, if any.
-	Delete(ctx context.Context, job client.Object, fw Framework) error
+	Delete(ctx context.Context, job GangJob) error
 }
 
 // GangSelector picks the gang backend of one job (by its templates'
 // scheduler name or the operator default); nil means no gang scheduling.
-type GangSelector func(job client.Object, fw Framework) GangScheduler
+type GangSelector func(job GangJob) GangScheduler
 
 // FailureTolerance is an optional capability for frameworks whose jobs go on
 // when replicas of some type fail for good (TF with enableDynamicWorker:
 // workers come and go, and v1 ignores a failed one). Such a failure leaves
 // the pod failed and counted in replicaStatuses but does not fail the job;
 // retryable failures still restart per restartPolicy.
-type FailureTolerance interface {
-	ToleratesFailure(job client.Object, rtype kubeflowv1.ReplicaType) bool
+type FailureTolerance[J Job[J]] interface {
+	ToleratesFailure(job J, rtype kubeflowv1.ReplicaType) bool
 }
 
 // JobDeleteEvents is an optional capability for frameworks whose v1

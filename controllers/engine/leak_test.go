@@ -24,7 +24,7 @@ type memorySizes struct {
 	Inflight, Written, Held, External, PodMemos, Looked, Vanished int
 }
 
-func (r *Reconciler) memorySizes() memorySizes {
+func (r *Reconciler[J]) memorySizes() memorySizes {
 	r.written.mu.Lock()
 	w, h := len(r.written.jobs), len(r.written.held)
 	r.written.mu.Unlock()

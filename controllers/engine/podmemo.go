@@ -85,7 +85,7 @@ type podReport struct {
 
 // planPodEvents reads a job's pods for events. A finished job's pods are not
 // reported again, and its memo is freed.
-func (r *Reconciler) planPodEvents(ctx context.Context, job client.Object, finished bool, pods []*corev1.Pod) podReport {
+func (r *Reconciler[J]) planPodEvents(ctx context.Context, job client.Object, finished bool, pods []*corev1.Pod) podReport {
 	if finished {
 		return podReport{planned: true}
 	}
@@ -111,7 +111,7 @@ func (r *Reconciler) planPodEvents(ctx context.Context, job client.Object, finis
 
 // recordedEvents reads the Events recorded about the job, straight from the
 // API server (Events are not cached).
-func (r *Reconciler) recordedEvents(ctx context.Context, job client.Object) (map[event]bool, error) {
+func (r *Reconciler[J]) recordedEvents(ctx context.Context, job client.Object) (map[event]bool, error) {
 	var list corev1.EventList
 	if err := r.apiReader.List(ctx, &list, client.InNamespace(job.GetNamespace()),
 		client.MatchingFields{"involvedObject.uid": string(job.GetUID())}); err != nil {
@@ -147,7 +147,7 @@ func alreadyRecorded(pods []*corev1.Pod, container string, recorded map[event]bo
 }
 
 // recordPodEvents records a planned report and advances the memo.
-func (r *Reconciler) recordPodEvents(job client.Object, rep podReport) {
+func (r *Reconciler[J]) recordPodEvents(job client.Object, rep podReport) {
 	if !rep.planned {
 		return
 	}

@@ -69,9 +69,10 @@ type EventRecorder interface {
 	Event(obj runtime.Object, eventType, reason, message string)
 }
 
-// Reconciler is the generic job controller, one instance per framework.
-type Reconciler struct {
-	fw        Framework
+// Reconciler is the generic job controller, one instance per framework; J
+// is the framework's job type.
+type Reconciler[J Job[J]] struct {
+	fw        *adapter[J]
 	client    client.Client
 	apiReader client.Reader
 	recorder  EventRecorder
@@ -87,8 +88,9 @@ type Reconciler struct {
 	started time.Time
 }
 
-// NewReconciler builds the engine for one framework.
-func NewReconciler(fw Framework, c client.Client, apiReader client.Reader, rec EventRecorder, opts Options) *Reconciler {
+// NewReconciler builds the engine for one framework; the framework's
+// optional capabilities are looked up here, once.
+func NewReconciler[J Job[J]](fw Framework[J], c client.Client, apiReader client.Reader, rec EventRecorder, opts Options) *Reconciler[J] {
 	if opts.MaxConcurrentReconciles < 1 {
 		opts.MaxConcurrentReconciles = 1
 	}
@@ -110,12 +112,12 @@ func NewReconciler(fw Framework, c client.Client, apiReader client.Reader, rec E
 		opts.Inflight = inflight.New(opts.Clock, 0)
 	}
 	registerMetrics()
-	return &Reconciler{fw: fw, client: c, apiReader: apiReader, recorder: rec, clock: opts.Clock, opts: opts, inflight: opts.Inflight,
+	return &Reconciler[J]{fw: resolve(fw), client: c, apiReader: apiReader, recorder: rec, clock: opts.Clock, opts: opts, inflight: opts.Inflight,
 		written: newLastWrites(), external: newExternalJobs(), started: opts.Clock.Now()}
 }
 
 // SetupWithManager registers the controller. Call SetupIndexes once per manager first.
-func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
+func (r *Reconciler[J]) SetupWithManager(mgr ctrl.Manager) error {
 	gvk, err := apiutil.GVKForObject(r.fw.NewJob(), mgr.GetScheme())
 	if err != nil {
 		return err
@@ -128,7 +130,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Watches(&corev1.Pod{}, owner, builder.WithPredicates(mine, r.goneFromCache("pod/"), r.podLeft(), podChanged())).
 		Watches(NewServiceMeta(), owner, builder.WithPredicates(mine, r.goneFromCache("svc/"), metaChanged())).
 		WithOptions(controller.Options{MaxConcurrentReconciles: r.opts.MaxConcurrentReconciles})
-	for _, t := range extraTypes(r.fw) {
+	for _, t := range r.fw.extraTypes {
 		b = b.Watches(t.Object, owner, builder.WithPredicates(mine, r.goneFromCache(strings.ToLower(kindOf(t.Object))+"/")))
 	}
 	c, err := b.Build(r)
@@ -152,7 +154,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 // that lists it: ending the record then could race a pass whose list was
 // taken just before, which would create the child a second time (409s seen
 // by make bench on a 1000-replica job). It never filters events.
-func (r *Reconciler) goneFromCache(prefix string) predicate.Funcs {
+func (r *Reconciler[J]) goneFromCache(prefix string) predicate.Funcs {
 	gone := func(o client.Object) bool {
 		if ref := metav1.GetControllerOf(o); ref != nil {
 			r.inflight.Observed(inflight.Job{Kind: ref.Kind, NamespacedName: types.NamespacedName{Namespace: o.GetNamespace(), Name: ref.Name}, UID: ref.UID}, prefix+o.GetName())
@@ -165,12 +167,14 @@ func (r *Reconciler) goneFromCache(prefix string) predicate.Funcs {
 }
 
 // jobRef names a job of this controller in the in-flight store.
-func (r *Reconciler) jobRef(job client.Object) inflight.Job { return inflight.JobOf(r.fw.Kind(), job) }
+func (r *Reconciler[J]) jobRef(job client.Object) inflight.Job {
+	return inflight.JobOf(r.fw.Kind(), job)
+}
 
 // jobGone drops a deleted job's in-flight records on its delete event. The
 // NotFound of the reconcile that follows does too; this covers a job whose
 // name is reused before that reconcile runs. It never filters events.
-func (r *Reconciler) jobGone() predicate.Funcs {
+func (r *Reconciler[J]) jobGone() predicate.Funcs {
 	return predicate.Funcs{
 		DeleteFunc: func(e ctrlevent.DeleteEvent) bool {
 			r.inflight.Forget(r.jobRef(e.Object))
@@ -182,7 +186,7 @@ func (r *Reconciler) jobGone() predicate.Funcs {
 // notOwnEcho drops the update event of a job version our own status write
 // made (lastWrites.isEcho): make bench counted one such pass per status
 // write, each re-reading the job and its children to find nothing to do.
-func (r *Reconciler) notOwnEcho() predicate.Funcs {
+func (r *Reconciler[J]) notOwnEcho() predicate.Funcs {
 	return predicate.Funcs{
 		UpdateFunc: func(e ctrlevent.UpdateEvent) bool { return !r.written.isEcho(e.ObjectNew) },
 	}
@@ -236,7 +240,7 @@ func (p *plan) requeue(d time.Duration) {
 }
 
 // Reconcile is thin: read, skip what is not ours, plan, write status once, then side effects.
-func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+func (r *Reconciler[J]) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	cached := r.fw.NewJob()
 	// cached is only read: the pass plans on the one deep copy made below,
 	// so the cache's own copy is not duplicated first.
@@ -250,7 +254,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
-	cached = r.written.freshest(cached)
+	// lastWrites holds only jobs this reconciler wrote, of its type J.
+	cached = r.written.freshest(cached).(J)
 	logger := log.FromContext(ctx).WithValues("uid", cached.GetUID())
 	ctx = log.IntoContext(ctx, logger)
 	if cached.GetDeletionTimestamp() != nil {
@@ -268,9 +273,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, nil
 	}
 	// Never mutate the cache: default and plan on a copy.
-	job := cached.DeepCopyObject().(client.Object)
-	r.fw.Default(job)
-	p := &plan{status: *r.fw.Status(job).DeepCopy()}
+	job := cached.DeepCopy()
+	job.ApplyDefaults()
+	p := &plan{status: *job.JobStatus().DeepCopy()}
 	reconcileErr := r.reconcile(ctx, job, p)
 
 	if !p.jobDeleted {
@@ -312,8 +317,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 // writeStatus patches the status subresource when it changed, or returns how
 // long a change without news may wait (see statusDelay). The patch carries
 // the resourceVersion so a stale cache can never overwrite newer status.
-func (r *Reconciler) writeStatus(ctx context.Context, cached client.Object, st *kubeflowv1.JobStatus) (time.Duration, error) {
-	cur := r.fw.Status(cached)
+func (r *Reconciler[J]) writeStatus(ctx context.Context, cached J, st *kubeflowv1.JobStatus) (time.Duration, error) {
+	cur := cached.JobStatus()
 	if equality.Semantic.DeepEqual(cur, st) {
 		r.written.unhold(cached)
 		return 0, nil
@@ -343,8 +348,8 @@ func (r *Reconciler) writeStatus(ctx context.Context, cached client.Object, st *
 	if err := r.client.Status().Patch(ctx, meta, client.RawPatch(types.MergePatchType, patch)); err != nil {
 		return 0, err
 	}
-	written := cached.DeepCopyObject().(client.Object)
-	ws := r.fw.Status(written)
+	written := cached.DeepCopy()
+	ws := written.JobStatus()
 	*ws = kubeflowv1.JobStatus{}
 	if err := json.Unmarshal(stored, ws); err != nil {
 		return 0, err
@@ -391,7 +396,7 @@ type statusPatchBody struct {
 
 // afterStatus runs what must follow a durable status write: events for the
 // transitions just recorded, metrics, and deleting pods whose retry was counted.
-func (r *Reconciler) afterStatus(ctx context.Context, job client.Object, p *plan) error {
+func (r *Reconciler[J]) afterStatus(ctx context.Context, job client.Object, p *plan) error {
 	r.recordPodEvents(job, p.pods)
 	for _, e := range p.events {
 		r.recorder.Event(job, e.eventType, e.reason, e.message)
@@ -430,7 +435,7 @@ func (r *Reconciler) afterStatus(ctx context.Context, job client.Object, p *plan
 // status of a later pass is held (statusDelay: replica counts only), what
 // they depend on is already written, so they run then too: holding them
 // kept a restarting job's old pods 15 s (make bench, restart-policy).
-func (r *Reconciler) applyPodWrites(ctx context.Context, job client.Object, p *plan) error {
+func (r *Reconciler[J]) applyPodWrites(ctx context.Context, job client.Object, p *plan) error {
 	errs := []error{
 		r.releasePods(ctx, job, p.release),
 		patchPods(ctx, r.client, r.opts.Fanout, p.track, trackPatch, nil),
@@ -448,11 +453,11 @@ func (r *Reconciler) applyPodWrites(ctx context.Context, job client.Object, p *p
 }
 
 // reconcile is the linear recipe of one pass over a job.
-func (r *Reconciler) reconcile(ctx context.Context, job client.Object, p *plan) error {
+func (r *Reconciler[J]) reconcile(ctx context.Context, job J, p *plan) error {
 	now := metav1.NewTime(r.clock.Now())
 	st := &p.status
 	kind, name := r.fw.Kind(), job.GetName()
-	specs := r.fw.ReplicaSpecs(job)
+	specs := job.ReplicaSpecs()
 	rp := r.fw.RunPolicy(job)
 
 	if getCondition(st, kubeflowv1.JobCreated) == nil {
@@ -465,7 +470,7 @@ func (r *Reconciler) reconcile(ctx context.Context, job client.Object, p *plan) 
 	if err != nil {
 		return err
 	}
-	ch := bucketChildren(specs, pods, svcs, func(rt kubeflowv1.ReplicaType, i int) string { return childName(r.fw, job, rt, i) })
+	ch := bucketChildren(specs, pods, svcs, func(rt kubeflowv1.ReplicaType, i int) string { return r.fw.childName(job, rt, i) })
 	st.CountedPods = stillPresent(st.CountedPods, pods)
 	p.pods = r.planPodEvents(ctx, job, IsFinished(st), ch.allPods)
 	// Whatever this pass decides, once its status is written (releasable).
@@ -508,13 +513,13 @@ func (r *Reconciler) reconcile(ctx context.Context, job client.Object, p *plan) 
 			// after an apiserver restart, and the pass took the new attempt for
 			// an old one and replaced it). Never act on it.
 			log.FromContext(ctx).Info("job status older than its pods' restart attempt, waiting for the cache", "restarts", st.Restarts, "attempt", n)
-			p.status, p.stale = *r.fw.Status(job).DeepCopy(), true
+			p.status, p.stale = *job.JobStatus().DeepCopy(), true
 			p.requeue(staleRetry)
 			return nil
 		}
 		cur, old = ch.ofAttempt(st.Restarts)
 	}
-	st.ReplicaStatuses = replicaStatuses(r.fw, name, specs, cur.allPods)
+	st.ReplicaStatuses = replicaStatuses(r.fw.ControllerName(), name, specs, cur.allPods)
 	blockCreates := false
 	if fp != nil {
 		switch r.applyFailurePolicy(job, cur, specs, p, now) {
@@ -570,7 +575,7 @@ func (r *Reconciler) reconcile(ctx context.Context, job client.Object, p *plan) 
 	}
 	gang := r.gang(job)
 	if gang != nil {
-		ready, msg, err := gang.Sync(ctx, job, r.fw)
+		ready, msg, err := gang.Sync(ctx, r.gangJob(job))
 		if err != nil {
 			return err
 		}
@@ -634,14 +639,14 @@ func (r *Reconciler) reconcile(ctx context.Context, job client.Object, p *plan) 
 
 // failOnAssessment fails the job when the per-pod rule says so: the
 // backoff limit reached, or a failure its restart policy does not retry.
-func (r *Reconciler) failOnAssessment(p *plan, job client.Object, a assessment, now metav1.Time) bool {
+func (r *Reconciler[J]) failOnAssessment(p *plan, job J, a assessment, now metav1.Time) bool {
 	kind := r.fw.Kind()
 	switch {
 	case a.backoffExceeded(r.fw.RunPolicy(job).BackoffLimit, p.status.RestartCount):
 		r.fail(p, job, kind+reasonFailed,
 			fmt.Sprintf("Job %s has failed because it has reached the specified backoff limit", job.GetName()), corev1.EventTypeNormal, now)
 	case len(a.terminal) > 0:
-		r.fail(p, job, kind+reasonFailed, a.failureMessage(r.fw, job), corev1.EventTypeWarning, now)
+		r.fail(p, job, kind+reasonFailed, r.fw.failureMessage(job, a), corev1.EventTypeWarning, now)
 	default:
 		return false
 	}
@@ -650,7 +655,7 @@ func (r *Reconciler) failOnAssessment(p *plan, job client.Object, a assessment, 
 
 // markRunning records Running=True; the first one ever is the job's start
 // for the startup metric.
-func (r *Reconciler) markRunning(p *plan, msg string, now metav1.Time) {
+func (r *Reconciler[J]) markRunning(p *plan, msg string, now metav1.Time) {
 	first := getCondition(&p.status, kubeflowv1.JobRunning) == nil
 	if setCondition(&p.status, newCondition(kubeflowv1.JobRunning, corev1.ConditionTrue, r.fw.Kind()+reasonRunning, msg, now)) && first {
 		p.running = true
@@ -660,7 +665,7 @@ func (r *Reconciler) markRunning(p *plan, msg string, now metav1.Time) {
 // checkDeadline fails a job active longer than activeDeadlineSeconds, else
 // asks to be woken at its deadline; it reports whether the job failed. A job
 // without startTime has not started: its deadline does not run yet.
-func (r *Reconciler) checkDeadline(p *plan, job client.Object, rp *kubeflowv1.RunPolicy, now metav1.Time) bool {
+func (r *Reconciler[J]) checkDeadline(p *plan, job J, rp *kubeflowv1.RunPolicy, now metav1.Time) bool {
 	st := &p.status
 	if rp.ActiveDeadlineSeconds == nil || st.StartTime == nil {
 		return false
@@ -709,11 +714,22 @@ func createdMessage(kind, name string) string { return fmt.Sprintf("%s %s is cre
 // (PodGroup watches bring it back sooner).
 const gangRetry = 10 * time.Second
 
-func (r *Reconciler) gang(job client.Object) GangScheduler {
+func (r *Reconciler[J]) gang(job J) GangScheduler {
 	if r.opts.Gang == nil {
 		return nil
 	}
-	return r.opts.Gang(job, r.fw)
+	return r.opts.Gang(r.gangJob(job))
+}
+
+// gangJob is job as its gang scheduler reads it.
+func (r *Reconciler[J]) gangJob(job J) GangJob {
+	return GangJob{
+		Job:          job,
+		ReplicaTypes: r.fw.ReplicaTypes(job),
+		BuildPod: func(rt kubeflowv1.ReplicaType, index int, spec *kubeflowv1.ReplicaSpec) (*corev1.Pod, bool, error) {
+			return r.fw.buildPod(job, rt, index, spec)
+		},
+	}
 }
 
 // runnable rejects specs the engine cannot build pods from (the webhook
@@ -732,7 +748,7 @@ func runnable(specs map[kubeflowv1.ReplicaType]*kubeflowv1.ReplicaSpec, order []
 }
 
 // fail records the Failed condition once.
-func (r *Reconciler) fail(p *plan, job client.Object, reason, msg, eventType string, now metav1.Time) {
+func (r *Reconciler[J]) fail(p *plan, job client.Object, reason, msg, eventType string, now metav1.Time) {
 	st := &p.status
 	if st.CompletionTime == nil {
 		st.CompletionTime = &now
@@ -750,7 +766,7 @@ func (r *Reconciler) fail(p *plan, job client.Object, reason, msg, eventType str
 // durable let a failed status write or an operator crash in between make the
 // next pass see a running job without pods, recreate them and run a finished
 // job again (found by make chaos).
-func (r *Reconciler) finishAfterWrite(p *plan) error {
+func (r *Reconciler[J]) finishAfterWrite(p *plan) error {
 	finishStatus(&p.status)
 	p.requeue(0)
 	return nil
@@ -769,7 +785,7 @@ func finishStatus(st *kubeflowv1.JobStatus) {
 
 // finish handles a terminal job whose terminal condition is already
 // written: cleanPodPolicy, extra children, TTL.
-func (r *Reconciler) finish(ctx context.Context, job client.Object, ch children, p *plan) error {
+func (r *Reconciler[J]) finish(ctx context.Context, job J, ch children, p *plan) error {
 	finishStatus(&p.status)
 	policy := kubeflowv1.CleanPodPolicyNone
 	if cp := r.fw.RunPolicy(job).CleanPodPolicy; cp != nil && *cp != "" {
@@ -779,7 +795,7 @@ func (r *Reconciler) finish(ctx context.Context, job client.Object, ch children,
 		return err
 	}
 	if g := r.gang(job); g != nil {
-		if err := g.Delete(ctx, job, r.fw); err != nil {
+		if err := g.Delete(ctx, r.gangJob(job)); err != nil {
 			return err
 		}
 	}
@@ -790,7 +806,7 @@ func (r *Reconciler) finish(ctx context.Context, job client.Object, ch children,
 }
 
 // suspend tears children down and records Suspended, once.
-func (r *Reconciler) suspend(ctx context.Context, job client.Object, ch children, p *plan, now metav1.Time) error {
+func (r *Reconciler[J]) suspend(ctx context.Context, job J, ch children, p *plan, now metav1.Time) error {
 	st := &p.status
 	kind := r.fw.Kind()
 	msg := fmt.Sprintf("%s %s is suspended.", kind, job.GetName())
@@ -798,7 +814,7 @@ func (r *Reconciler) suspend(ctx context.Context, job client.Object, ch children
 		return err
 	}
 	if g := r.gang(job); g != nil {
-		if err := g.Delete(ctx, job, r.fw); err != nil {
+		if err := g.Delete(ctx, r.gangJob(job)); err != nil {
 			return err
 		}
 	}
@@ -820,7 +836,7 @@ func (r *Reconciler) suspend(ctx context.Context, job client.Object, ch children
 
 // expireTTL deletes a finished job once ttlSecondsAfterFinished has passed,
 // else asks to be woken exactly then. Children go by garbage collection.
-func (r *Reconciler) expireTTL(ctx context.Context, job client.Object, p *plan) error {
+func (r *Reconciler[J]) expireTTL(ctx context.Context, job J, p *plan) error {
 	ttl := r.fw.RunPolicy(job).TTLSecondsAfterFinished
 	if ttl == nil {
 		return nil
@@ -835,10 +851,7 @@ func (r *Reconciler) expireTTL(ctx context.Context, job client.Object, p *plan) 
 		p.requeue(left)
 		return nil
 	}
-	deleted, failed := "SuccessfulDeleteJob", "FailedDeleteJob"
-	if d, ok := r.fw.(JobDeleteEvents); ok {
-		deleted, failed = d.JobDeleteReasons()
-	}
+	deleted, failed := r.fw.deleted, r.fw.deleteFailed
 	uid := job.GetUID()
 	err := r.client.Delete(ctx, job, client.PropagationPolicy(metav1.DeletePropagationBackground),
 		client.Preconditions{UID: &uid})

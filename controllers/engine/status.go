@@ -16,11 +16,11 @@ const exitCodeUnknown int32 = 0xbeef
 // replicaStatuses recounts every replica type from its pods, as v1 does:
 // Running and not terminating is active, Running and terminating or Failed
 // is failed, Succeeded is succeeded; Pending and Unknown are not counted.
-func replicaStatuses(fw Framework, jobName string, specs map[kubeflowv1.ReplicaType]*kubeflowv1.ReplicaSpec, pods []*corev1.Pod) map[kubeflowv1.ReplicaType]*kubeflowv1.ReplicaStatus {
+func replicaStatuses(controllerName, jobName string, specs map[kubeflowv1.ReplicaType]*kubeflowv1.ReplicaSpec, pods []*corev1.Pod) map[kubeflowv1.ReplicaType]*kubeflowv1.ReplicaStatus {
 	out := map[kubeflowv1.ReplicaType]*kubeflowv1.ReplicaStatus{}
 	byLower := map[string]kubeflowv1.ReplicaType{}
 	for rt := range specs {
-		out[rt] = &kubeflowv1.ReplicaStatus{Selector: ReplicaSelector(fw.ControllerName(), jobName, rt)}
+		out[rt] = &kubeflowv1.ReplicaStatus{Selector: ReplicaSelector(controllerName, jobName, rt)}
 		byLower[strings.ToLower(string(rt))] = rt
 	}
 	for _, p := range pods {

@@ -108,7 +108,7 @@ func TestBackoffExceeded(t *testing.T) {
 func TestFailureMessageNamesPodContainerCodeReason(t *testing.T) {
 	a := assessment{terminal: []podFailure{{Pod: "j-worker-1", RType: "Worker", Container: "pytorch", ExitCode: 137, Reason: "OOMKilled"}}}
 	want := "PyTorchJob j is failed because 1 Worker replica(s) failed. Pod j-worker-1: container pytorch exited with code 137 (OOMKilled)."
-	if got := a.failureMessage(fakeFramework{}, testjobs.MakePyTorchJob("j", "ns").Obj()); got != want {
+	if got := resolve(fakeFramework{}).failureMessage(testjobs.MakePyTorchJob("j", "ns").Obj(), a); got != want {
 		t.Errorf("got %q\nwant %q", got, want)
 	}
 }
@@ -122,7 +122,7 @@ func TestReplicaStatuses(t *testing.T) {
 		testjobs.MakePod("j-worker-2", "ns").Label(kubeflowv1.ReplicaTypeLabel, "worker").Phase(corev1.PodRunning).Terminating().Obj(),
 		testjobs.MakePod("j-worker-3", "ns").Label(kubeflowv1.ReplicaTypeLabel, "worker").Phase(corev1.PodPending).Obj(),
 	}
-	got := replicaStatuses(fakeFramework{}, "j", specs, pods)
+	got := replicaStatuses("fake-controller", "j", specs, pods)
 	want := map[kubeflowv1.ReplicaType]*kubeflowv1.ReplicaStatus{
 		"Master": {Active: 1, Selector: "training.kubeflow.org/job-name=j,training.kubeflow.org/operator-name=fake-controller,training.kubeflow.org/replica-type=master"},
 		"Worker": {Succeeded: 1, Failed: 2, Selector: "training.kubeflow.org/job-name=j,training.kubeflow.org/operator-name=fake-controller,training.kubeflow.org/replica-type=worker"},

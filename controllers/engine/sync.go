@@ -44,7 +44,7 @@ func SetupIndexes(ctx context.Context, indexer client.FieldIndexer) error {
 // They are the cache's own objects, not copies (a 1000-replica job was
 // deep-copied on every pass): the engine only reads them, and builds new
 // objects for anything it writes.
-func (r *Reconciler) listChildren(ctx context.Context, job client.Object) ([]*corev1.Pod, []*metav1.PartialObjectMetadata, error) {
+func (r *Reconciler[J]) listChildren(ctx context.Context, job client.Object) ([]*corev1.Pod, []*metav1.PartialObjectMetadata, error) {
 	opts := []client.ListOption{client.InNamespace(job.GetNamespace()), client.MatchingFields{ControllerUIDIndex: string(job.GetUID())},
 		client.UnsafeDisableDeepCopy}
 	var pl corev1.PodList
@@ -67,22 +67,12 @@ func (r *Reconciler) listChildren(ctx context.Context, job client.Object) ([]*co
 	return pods, svcs, nil
 }
 
-func (r *Reconciler) needsServices() bool {
-	if sl, ok := r.fw.(ServiceLess); ok {
-		return sl.NeedsServices()
-	}
-	return true
-}
-
 // syncReplicas creates missing pods and Services by index and deletes the
 // ones past the spec (scale down), in bounded parallel fan-out: all of a
 // job's missing children in one batch, or one batch per replica type in the
 // framework's order for frameworks that need it (OrderedCreation).
-func (r *Reconciler) syncReplicas(ctx context.Context, job client.Object, ch children, specs map[kubeflowv1.ReplicaType]*kubeflowv1.ReplicaSpec, p *plan, now metav1.Time, gang GangScheduler) error {
-	ordered := false
-	if oc, ok := r.fw.(OrderedCreation); ok {
-		ordered = oc.CreateInOrder()
-	}
+func (r *Reconciler[J]) syncReplicas(ctx context.Context, job J, ch children, specs map[kubeflowv1.ReplicaType]*kubeflowv1.ReplicaSpec, p *plan, now metav1.Time, gang GangScheduler) error {
+	ordered := r.fw.ordered
 	var conflicts []string
 	var created createdChildren
 	// One event per kind of child per pass, not one per object: a 1000-worker
@@ -133,7 +123,7 @@ func (r *Reconciler) syncReplicas(ctx context.Context, job client.Object, ch chi
 // adoptUnindexed gives v1's MPI launcher, which has no replica-index label
 // and is found by name, the label. It is no creation: a pass that finishes
 // the job (v1's launcher completed while no operator ran) does it too.
-func (r *Reconciler) adoptUnindexed(ctx context.Context, ch children) error {
+func (r *Reconciler[J]) adoptUnindexed(ctx context.Context, ch children) error {
 	for _, o := range ch.unindexed {
 		if err := r.adopt(ctx, o, map[string]string{kubeflowv1.ReplicaIndexLabel: "0"}); err != nil {
 			return fmt.Errorf("adopting %s: %w", o.GetName(), err)
@@ -145,17 +135,17 @@ func (r *Reconciler) adoptUnindexed(ctx context.Context, ch children) error {
 // missingChildren builds the pods and Services of one replica type that
 // neither exist nor are being created, and the template warnings to record
 // once they are.
-func (r *Reconciler) missingChildren(job client.Object, ch children, rt kubeflowv1.ReplicaType, spec *kubeflowv1.ReplicaSpec, p *plan, now metav1.Time, gang GangScheduler) ([]client.Object, []event, error) {
+func (r *Reconciler[J]) missingChildren(job J, ch children, rt kubeflowv1.ReplicaType, spec *kubeflowv1.ReplicaSpec, p *plan, now metav1.Time, gang GangScheduler) ([]client.Object, []event, error) {
 	j := r.jobRef(job)
 	var creates []client.Object
 	var restartWarning, schedulerWarning string
 	for i := 0; i < int(spec.ReplicaCount()); i++ {
-		name := childName(r.fw, job, rt, i)
-		if r.needsServices() {
+		name := r.fw.childName(job, rt, i)
+		if r.fw.services {
 			if _, ok := ch.services[rt][i]; ok {
 				r.inflight.Observed(j, "svc/"+name)
 			} else if !r.inflight.IsCreating(j, "svc/"+name) {
-				creates = append(creates, BuildService(r.fw, job, rt, i, spec))
+				creates = append(creates, r.fw.buildService(job, rt, i, spec))
 			}
 		}
 		if _, ok := ch.pods[rt][i]; ok {
@@ -172,7 +162,7 @@ func (r *Reconciler) missingChildren(job client.Object, ch children, rt kubeflow
 			}
 			continue
 		}
-		pod, ov, err := BuildPod(r.fw, job, rt, i, spec)
+		pod, ov, err := r.fw.buildPod(job, rt, i, spec)
 		if err != nil {
 			return nil, nil, fmt.Errorf("building pod %s: %w", name, err)
 		}
@@ -180,7 +170,7 @@ func (r *Reconciler) missingChildren(job client.Object, ch children, rt kubeflow
 			restartWarning = "Restart policy in pod template will be overwritten by restart policy in replica spec"
 		}
 		if gang != nil {
-			if w := gang.DecoratePod(job, r.fw, rt, pod); w != "" {
+			if w := gang.DecoratePod(job, rt, pod); w != "" {
 				schedulerWarning = w
 			}
 		}
@@ -250,7 +240,7 @@ func joinNames(names []string) string {
 
 // createChildren creates objects in parallel. It returns the names held by
 // objects this job does not own, and the other creation errors joined.
-func (r *Reconciler) createChildren(ctx context.Context, job client.Object, objs []client.Object, created *createdChildren) ([]string, error) {
+func (r *Reconciler[J]) createChildren(ctx context.Context, job client.Object, objs []client.Object, created *createdChildren) ([]string, error) {
 	if len(objs) == 0 {
 		return nil, nil
 	}
@@ -334,7 +324,7 @@ func lower(s string) string {
 
 // recordConflicts turns child-name collisions into a condition and an event
 // and a slow requeue, never a hot loop; the condition goes once resolved.
-func (r *Reconciler) recordConflicts(job client.Object, p *plan, conflicts []string, now metav1.Time) {
+func (r *Reconciler[J]) recordConflicts(job client.Object, p *plan, conflicts []string, now metav1.Time) {
 	st := &p.status
 	if len(conflicts) == 0 {
 		removeCondition(st, ConditionChildConflict)
@@ -356,7 +346,7 @@ func (r *Reconciler) recordConflicts(job client.Object, p *plan, conflicts []str
 
 // cleanup applies a cleanPodPolicy. While the job is not finished (suspend)
 // every pod and Service goes, whatever the policy.
-func (r *Reconciler) cleanup(ctx context.Context, job client.Object, ch children, policy kubeflowv1.CleanPodPolicy, finished bool) error {
+func (r *Reconciler[J]) cleanup(ctx context.Context, job client.Object, ch children, policy kubeflowv1.CleanPodPolicy, finished bool) error {
 	if finished && (policy == kubeflowv1.CleanPodPolicyNone || policy == kubeflowv1.CleanPodPolicyUndefined) {
 		return nil
 	}
@@ -379,7 +369,7 @@ func (r *Reconciler) cleanup(ctx context.Context, job client.Object, ch children
 	return errors.Join(r.deletePods(ctx, job, pods), r.deleteServices(ctx, job, svcs))
 }
 
-func (r *Reconciler) deletePods(ctx context.Context, job client.Object, pods []*corev1.Pod) error {
+func (r *Reconciler[J]) deletePods(ctx context.Context, job client.Object, pods []*corev1.Pod) error {
 	objs := make([]client.Object, 0, len(pods))
 	for _, p := range pods {
 		objs = append(objs, p)
@@ -387,7 +377,7 @@ func (r *Reconciler) deletePods(ctx context.Context, job client.Object, pods []*
 	return r.deleteChildren(ctx, job, objs, "Pod")
 }
 
-func (r *Reconciler) deleteServices(ctx context.Context, job client.Object, svcs []*metav1.PartialObjectMetadata) error {
+func (r *Reconciler[J]) deleteServices(ctx context.Context, job client.Object, svcs []*metav1.PartialObjectMetadata) error {
 	objs := make([]client.Object, 0, len(svcs))
 	for _, s := range svcs {
 		objs = append(objs, s)
@@ -397,7 +387,7 @@ func (r *Reconciler) deleteServices(ctx context.Context, job client.Object, svcs
 
 // deleteChildren deletes in parallel, skipping what is already going away.
 // The UID precondition protects a same-named replacement.
-func (r *Reconciler) deleteChildren(ctx context.Context, job client.Object, objs []client.Object, what string) error {
+func (r *Reconciler[J]) deleteChildren(ctx context.Context, job client.Object, objs []client.Object, what string) error {
 	todo := objs[:0:0]
 	for _, o := range objs {
 		if o.GetDeletionTimestamp() != nil || r.inflight.IsDeleting(r.jobRef(job), o.GetUID()) {
@@ -447,7 +437,7 @@ func (r *Reconciler) deleteChildren(ctx context.Context, job client.Object, objs
 // adopt adds the labels want to a child the job controls that lacks some of
 // them (made by v1), so the label-filtered cache holds it from then on and
 // it is bucketed like the children we make.
-func (r *Reconciler) adopt(ctx context.Context, obj client.Object, want map[string]string) error {
+func (r *Reconciler[J]) adopt(ctx context.Context, obj client.Object, want map[string]string) error {
 	updated := obj.DeepCopyObject().(client.Object)
 	if !addLabels(updated, want) {
 		return nil

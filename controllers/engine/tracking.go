@@ -64,7 +64,7 @@ var trackPatch = client.RawPatch(types.StrategicMergePatchType,
 // releasePods removes the tracking finalizer of pods, each once: the
 // cache may show a released pod with it for a while (make bench counted
 // 2.4 extra PATCHes per tracked job before).
-func (r *Reconciler) releasePods(ctx context.Context, job client.Object, pods []*corev1.Pod) error {
+func (r *Reconciler[J]) releasePods(ctx context.Context, job client.Object, pods []*corev1.Pod) error {
 	j := r.jobRef(job)
 	todo := pods[:0:0]
 	for _, p := range pods {
@@ -132,13 +132,13 @@ func untrackedLive(pods []*corev1.Pod) []*corev1.Pod {
 // longer count them: the job was deleted (the garbage collector deletes its
 // pods), is being deleted, or its name now belongs to a new job. A job
 // that exists counts and releases its own pods.
-type podTracking struct {
-	r *Reconciler
+type podTracking[J Job[J]] struct {
+	r *Reconciler[J]
 }
 
 // setupPodTracking registers the pod-tracking controller of r's kind.
-func (r *Reconciler) setupPodTracking(mgr ctrl.Manager) error {
-	pt := &podTracking{r: r}
+func (r *Reconciler[J]) setupPodTracking(mgr ctrl.Manager) error {
+	pt := &podTracking[J]{r: r}
 	kind := r.fw.Kind()
 	// Only pods of a job that cannot release them: make bench counted two
 	// passes here per pod of every restart while the job released them itself.
@@ -174,7 +174,7 @@ func (r *Reconciler) setupPodTracking(mgr ctrl.Manager) error {
 
 // orphaned reports whether the job ref names is gone from the cache,
 // replaced by a new job of its name, or being deleted.
-func (pt *podTracking) orphaned(ns string, ref *metav1.OwnerReference) bool {
+func (pt *podTracking[J]) orphaned(ns string, ref *metav1.OwnerReference) bool {
 	job := pt.r.fw.NewJob()
 	err := pt.r.client.Get(context.Background(), types.NamespacedName{Namespace: ns, Name: ref.Name}, job, client.UnsafeDisableDeepCopy)
 	if err != nil {
@@ -184,7 +184,7 @@ func (pt *podTracking) orphaned(ns string, ref *metav1.OwnerReference) bool {
 }
 
 // enqueuePods asks for the job's pods that carry the finalizer.
-func (pt *podTracking) enqueuePods(job client.Object, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+func (pt *podTracking[J]) enqueuePods(job client.Object, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
 	var pl corev1.PodList
 	if err := pt.r.client.List(context.Background(), &pl, client.InNamespace(job.GetNamespace()),
 		client.MatchingFields{ControllerUIDIndex: string(job.GetUID())}, client.UnsafeDisableDeepCopy); err != nil {
@@ -197,7 +197,7 @@ func (pt *podTracking) enqueuePods(job client.Object, q workqueue.TypedRateLimit
 	}
 }
 
-func (pt *podTracking) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+func (pt *podTracking[J]) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	r := pt.r
 	pod := &corev1.Pod{}
 	if err := r.client.Get(ctx, req.NamespacedName, pod, client.UnsafeDisableDeepCopy); err != nil {

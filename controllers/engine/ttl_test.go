@@ -67,7 +67,7 @@ func TestExpireTTLCountsADeleteOnce(t *testing.T) {
 				t.Fatalf("Reconcile: %v", err)
 			}
 			var m dto.Metric
-			if err := jobsDeleted.WithLabelValues(ns, "fake").Write(&m); err != nil {
+			if err := jobsDeleted.WithLabelValues(ns, fakeMetricsLabel).Write(&m); err != nil {
 				t.Fatal(err)
 			}
 			if got := m.GetCounter().GetValue(); got != tc.wantCounted {

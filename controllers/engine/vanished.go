@@ -137,7 +137,7 @@ func (v *vanishedPods) len() int {
 // podLeft records, from a pod's delete event, a pod of one of this
 // controller's jobs that someone else deleted. The event then enqueues the
 // job (at once), whose pass counts the pod. It never filters events.
-func (r *Reconciler) podLeft() predicate.Funcs {
+func (r *Reconciler[J]) podLeft() predicate.Funcs {
 	return predicate.Funcs{
 		DeleteFunc: func(e ctrlevent.DeleteEvent) bool {
 			pod, ok := e.Object.(*corev1.Pod)

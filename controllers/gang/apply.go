@@ -33,13 +33,14 @@ const (
 
 // jobScope is one Sync or Delete call for one job.
 type jobScope struct {
-	m   *Manager
-	job client.Object
-	fw  engine.Framework
+	m    *Manager
+	g    engine.GangJob
+	job  kubeflowv1.Job
+	info kubeflowv1.KindInfo
 }
 
-func (m *Manager) scope(job client.Object, fw engine.Framework) *jobScope {
-	return &jobScope{m: m, job: job, fw: fw}
+func (m *Manager) scope(g engine.GangJob) *jobScope {
+	return &jobScope{m: m, g: g, job: g.Job, info: g.Job.KindInfo()}
 }
 
 func (s *jobScope) key() client.ObjectKey {
@@ -47,13 +48,13 @@ func (s *jobScope) key() client.ObjectKey {
 }
 
 // ref names the job in the in-flight store.
-func (s *jobScope) ref() inflight.Job { return inflight.JobOf(s.fw.Kind(), s.job) }
+func (s *jobScope) ref() inflight.Job { return inflight.JobOf(s.info.Kind, s.job) }
 
 // controllerRef points a PodGroup at its job, like the job's pods.
 func (s *jobScope) controllerRef() metav1.OwnerReference {
 	return metav1.OwnerReference{
 		APIVersion:         kubeflowv1.GroupVersion.String(),
-		Kind:               s.fw.Kind(),
+		Kind:               s.info.Kind,
 		Name:               s.job.GetName(),
 		UID:                s.job.GetUID(),
 		Controller:         ptr.To(true),
@@ -65,7 +66,7 @@ func (s *jobScope) event(eventType, reason, msg string) {
 	if s.m.opts.Recorder == nil {
 		return
 	}
-	if rec := s.m.opts.Recorder(s.fw.ControllerName()); rec != nil {
+	if rec := s.m.opts.Recorder(s.info.ControllerName); rec != nil {
 		rec.Event(s.job, eventType, reason, msg)
 	}
 }
@@ -74,7 +75,7 @@ func (s *jobScope) event(eventType, reason, msg string) {
 // engine puts a held job's message on its Created condition), so a job held
 // for minutes does not emit an event every retry.
 func (s *jobScope) warnOnce(reason, msg string) {
-	for _, c := range s.fw.Status(s.job).Conditions {
+	for _, c := range s.job.JobStatus().Conditions {
 		if c.Type == kubeflowv1.JobCreated && c.Message == msg {
 			return
 		}
@@ -131,7 +132,7 @@ func (s *jobScope) ensureWatch(ctx context.Context, k kindInfo) {
 	if m.opts.Cache == nil {
 		return
 	}
-	name := s.fw.ControllerName()
+	name := s.info.ControllerName
 	key := name + "/" + k.gvk.String()
 	m.mu.Lock()
 	reg, ok := m.controllers[name]
@@ -203,7 +204,7 @@ func create[T client.Object](ctx context.Context, s *jobScope, k kindInfo, backe
 	obj := k.new().(T)
 	obj.SetName(s.job.GetName())
 	obj.SetNamespace(s.job.GetNamespace())
-	obj.SetLabels(engine.JobLabels(s.fw.ControllerName(), s.job.GetName()))
+	obj.SetLabels(engine.JobLabels(s.info.ControllerName, s.job.GetName()))
 	if a := s.job.GetAnnotations(); len(a) > 0 {
 		cp := make(map[string]string, len(a))
 		for key, v := range a {

@@ -235,7 +235,7 @@ func TestChoose(t *testing.T) {
 				tc.cfg.SchedulerPluginsSchedulerName = configv1alpha1.DefaultSchedulerPluginsSchedulerName
 			}
 			m := New(Options{Config: tc.cfg})
-			got := m.Selector()(tc.job, fakeFramework{})
+			got := m.Selector()(fakeFramework{}.gangJob(tc.job))
 			if tc.wantBackend == "" {
 				if got != nil {
 					t.Fatalf("got a gang scheduler %#v, want none", got)
@@ -316,7 +316,7 @@ func TestDecoratePod(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			w := tc.s.DecoratePod(job, fakeFramework{}, "Worker", tc.pod)
+			w := tc.s.DecoratePod(job, "Worker", tc.pod)
 			if w != tc.wantWarning {
 				t.Errorf("warning = %q, want %q", w, tc.wantWarning)
 			}

@@ -10,7 +10,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kubeflowv1 "github.com/seed-d8a409e9/training-operator/apis/kubeflow.org/v1"
 	"github.com/seed-d8a409e9/training-operator/controllers/engine"
@@ -24,38 +23,35 @@ type fakeFramework struct {
 	initContainer *corev1.Container
 }
 
-func (fakeFramework) Kind() string           { return "PyTorchJob" }
-func (fakeFramework) ControllerName() string { return "fake-controller" }
-func (fakeFramework) MetricsLabel() string   { return "fake" }
-func (fakeFramework) NewJob() client.Object  { return &kubeflowv1.PyTorchJob{} }
-func (fakeFramework) Default(client.Object)  {}
-func (fakeFramework) ReplicaSpecs(o client.Object) map[kubeflowv1.ReplicaType]*kubeflowv1.ReplicaSpec {
-	return o.(*kubeflowv1.PyTorchJob).Spec.PyTorchReplicaSpecs
-}
-func (fakeFramework) RunPolicy(o client.Object) *kubeflowv1.RunPolicy {
-	return &o.(*kubeflowv1.PyTorchJob).Spec.RunPolicy
-}
-func (fakeFramework) Status(o client.Object) *kubeflowv1.JobStatus {
-	return &o.(*kubeflowv1.PyTorchJob).Status
-}
-func (f fakeFramework) ReplicaTypes(client.Object) []kubeflowv1.ReplicaType {
+func (fakeFramework) NewJob() *kubeflowv1.PyTorchJob { return &kubeflowv1.PyTorchJob{} }
+func (f fakeFramework) ReplicaTypes(*kubeflowv1.PyTorchJob) []kubeflowv1.ReplicaType {
 	if f.order != nil {
 		return f.order
 	}
 	return []kubeflowv1.ReplicaType{"Master", "Worker"}
 }
-func (fakeFramework) DefaultContainerName() string { return "pytorch" }
-func (fakeFramework) IsMasterRole(_ client.Object, rt kubeflowv1.ReplicaType, _ int) bool {
+func (fakeFramework) IsMasterRole(_ *kubeflowv1.PyTorchJob, rt kubeflowv1.ReplicaType, _ int) bool {
 	return rt == "Master"
 }
-func (f fakeFramework) DecoratePod(_ client.Object, _ kubeflowv1.ReplicaType, _ int, pod *corev1.Pod) error {
+func (f fakeFramework) DecoratePod(_ *kubeflowv1.PyTorchJob, _ kubeflowv1.ReplicaType, _ int, pod *corev1.Pod) error {
 	if f.initContainer != nil {
 		pod.Spec.InitContainers = append(pod.Spec.InitContainers, *f.initContainer)
 	}
 	return nil
 }
-func (fakeFramework) Evaluate(client.Object, engine.ReplicaView) engine.Verdict {
+func (fakeFramework) Evaluate(*kubeflowv1.PyTorchJob, engine.ReplicaView) engine.Verdict {
 	return engine.Verdict{}
+}
+
+// gangJob is job as the engine hands it to its gang scheduler.
+func (f fakeFramework) gangJob(job *kubeflowv1.PyTorchJob) engine.GangJob {
+	return engine.GangJob{
+		Job:          job,
+		ReplicaTypes: f.ReplicaTypes(job),
+		BuildPod: func(rt kubeflowv1.ReplicaType, index int, spec *kubeflowv1.ReplicaSpec) (*corev1.Pod, bool, error) {
+			return engine.BuildPod(f, job, rt, index, spec)
+		},
+	}
 }
 
 // recorder keeps events as "Type Reason Message".

@@ -209,8 +209,8 @@ func defaultBackend(cfg configv1alpha1.GangScheduling) (configv1alpha1.PodGroupA
 
 // Selector is the engine's per-job backend choice.
 func (m *Manager) Selector() engine.GangSelector {
-	return func(job client.Object, fw engine.Framework) engine.GangScheduler {
-		if s := m.choose(job, fw); s != nil {
+	return func(job engine.GangJob) engine.GangScheduler {
+		if s := m.choose(job); s != nil {
 			return s
 		}
 		return nil // a typed nil would look non-nil to the engine
@@ -220,9 +220,9 @@ func (m *Manager) Selector() engine.GangSelector {
 // choose returns the job's backend: the first replica template (in the
 // framework's order) naming Volcano or the scheduler-plugins scheduler wins,
 // else the operator default (nil when gang scheduling is off).
-func (m *Manager) choose(job client.Object, fw engine.Framework) *scheduler {
-	specs := fw.ReplicaSpecs(job)
-	for _, rt := range fw.ReplicaTypes(job) {
+func (m *Manager) choose(job engine.GangJob) *scheduler {
+	specs := job.Job.ReplicaSpecs()
+	for _, rt := range job.ReplicaTypes {
 		spec := specs[rt]
 		if spec == nil {
 			continue
@@ -282,12 +282,12 @@ func (k kindInfo) String() string {
 }
 
 // Sync implements engine.GangScheduler.
-func (s *scheduler) Sync(ctx context.Context, job client.Object, fw engine.Framework) (bool, string, error) {
-	return s.b.sync(ctx, s.m.scope(job, fw))
+func (s *scheduler) Sync(ctx context.Context, job engine.GangJob) (bool, string, error) {
+	return s.b.sync(ctx, s.m.scope(job))
 }
 
 // DecoratePod implements engine.GangScheduler.
-func (s *scheduler) DecoratePod(job client.Object, _ engine.Framework, rtype kubeflowv1.ReplicaType, pod *corev1.Pod) string {
+func (s *scheduler) DecoratePod(job client.Object, rtype kubeflowv1.ReplicaType, pod *corev1.Pod) string {
 	warning := ""
 	switch pod.Spec.SchedulerName {
 	case "":
@@ -305,10 +305,10 @@ func (s *scheduler) DecoratePod(job client.Object, _ engine.Framework, rtype kub
 // Delete implements engine.GangScheduler. A finished job's PodGroup
 // deletion is announced with v1's JobTerminated, once: v1 said it on every
 // reconcile of a finished job, we when the PodGroup is actually deleted.
-func (s *scheduler) Delete(ctx context.Context, job client.Object, fw engine.Framework) error {
+func (s *scheduler) Delete(ctx context.Context, job engine.GangJob) error {
 	kinds := s.b.kinds()
-	sc := s.m.scope(job, fw)
-	finished := engine.IsFinished(fw.Status(job))
+	sc := s.m.scope(job)
+	finished := engine.IsFinished(job.Job.JobStatus())
 	for i := len(kinds) - 1; i >= 0; i-- {
 		if err := sc.remove(ctx, kinds[i], finished && i == len(kinds)-1); err != nil {
 			return err

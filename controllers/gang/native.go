@@ -43,7 +43,7 @@ func (nativeBackend) kinds() []kindInfo { return []kindInfo{nativeWorkload, nati
 
 func (b nativeBackend) sync(ctx context.Context, s *jobScope) (bool, string, error) {
 	g := s.groupSpecFor(ctx, false)
-	kind := s.fw.Kind()
+	kind := s.info.Kind
 	wl, err := apply(ctx, s, nativeWorkload, b.name(), func(w *schedulingv1beta1.Workload, created bool) {
 		setWorkloadSpec(w, kind, g, created)
 	})

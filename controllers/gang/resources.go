@@ -8,7 +8,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	kubeflowv1 "github.com/seed-d8a409e9/training-operator/apis/kubeflow.org/v1"
@@ -43,9 +42,9 @@ func (p priorities) of(name string) int32 {
 // groupSpecFor computes a job's group. withResources=false skips
 // minResources (the native API has no such field).
 func (s *jobScope) groupSpecFor(ctx context.Context, withResources bool) groupSpec {
-	job, fw := s.job, s.fw
-	sp := fw.RunPolicy(job).SchedulingPolicy
-	g := groupSpec{MinMember: minMember(job, fw), Queue: DefaultQueue}
+	job := s.g
+	sp := job.Job.RunPolicy().SchedulingPolicy
+	g := groupSpec{MinMember: minMember(job), Queue: DefaultQueue}
 	if sp != nil {
 		if sp.Queue != "" {
 			g.Queue = sp.Queue
@@ -64,29 +63,29 @@ func (s *jobScope) groupSpecFor(ctx context.Context, withResources bool) groupSp
 		return g
 	}
 	var prio priorities
-	if usesPriorityClasses(job, fw) {
+	if usesPriorityClasses(job) {
 		prio = s.m.priorities.get(ctx, s.m)
 	}
-	g.MinResources = minResources(job, fw, g.MinMember, prio)
+	g.MinResources = minResources(job, g.MinMember, prio)
 	return g
 }
 
 // minMember is schedulingPolicy.minAvailable, else the number of pods the
 // engine creates (replicas summed over the job's replica types, nil as 1).
-func minMember(job client.Object, fw engine.Framework) int32 {
-	if sp := fw.RunPolicy(job).SchedulingPolicy; sp != nil && sp.MinAvailable != nil {
+func minMember(job engine.GangJob) int32 {
+	if sp := job.Job.RunPolicy().SchedulingPolicy; sp != nil && sp.MinAvailable != nil {
 		return *sp.MinAvailable
 	}
-	specs := fw.ReplicaSpecs(job)
+	specs := job.Job.ReplicaSpecs()
 	var n int32
-	for _, rt := range fw.ReplicaTypes(job) {
+	for _, rt := range job.ReplicaTypes {
 		n += specs[rt].ReplicaCount()
 	}
 	return n
 }
 
-func usesPriorityClasses(job client.Object, fw engine.Framework) bool {
-	for _, spec := range fw.ReplicaSpecs(job) {
+func usesPriorityClasses(job engine.GangJob) bool {
+	for _, spec := range job.Job.ReplicaSpecs() {
 		if spec != nil && spec.Template.Spec.PriorityClassName != "" {
 			return true
 		}
@@ -97,10 +96,10 @@ func usesPriorityClasses(job client.Object, fw engine.Framework) bool {
 // minResources sums the requests of the first n pods the job creates, taking
 // replica types by their PriorityClass value (highest first, ties in the
 // framework's order), every resource name included.
-func minResources(job client.Object, fw engine.Framework, n int32, prio priorities) corev1.ResourceList {
-	specs := fw.ReplicaSpecs(job)
+func minResources(job engine.GangJob, n int32, prio priorities) corev1.ResourceList {
+	specs := job.Job.ReplicaSpecs()
 	types := make([]kubeflowv1.ReplicaType, 0, len(specs))
-	for _, rt := range fw.ReplicaTypes(job) {
+	for _, rt := range job.ReplicaTypes {
 		if specs[rt] != nil {
 			types = append(types, rt)
 		}
@@ -116,7 +115,7 @@ func minResources(job client.Object, fw engine.Framework, n int32, prio prioriti
 		}
 		count := min(specs[rt].ReplicaCount(), left)
 		left -= count
-		perPod := podRequests(builtPodSpec(job, fw, rt, specs[rt]))
+		perPod := podRequests(builtPodSpec(job, rt, specs[rt]))
 		for range count {
 			addTo(total, perPod)
 		}
@@ -130,8 +129,8 @@ func minResources(job client.Object, fw engine.Framework, n int32, prio prioriti
 // builtPodSpec is the spec of the pods the engine creates for a replica type
 // (the template plus the framework's additions, such as PyTorch's or MPI's
 // init containers), else the template.
-func builtPodSpec(job client.Object, fw engine.Framework, rt kubeflowv1.ReplicaType, spec *kubeflowv1.ReplicaSpec) *corev1.PodSpec {
-	if pod, _, err := engine.BuildPod(fw, job, rt, 0, spec); err == nil {
+func builtPodSpec(job engine.GangJob, rt kubeflowv1.ReplicaType, spec *kubeflowv1.ReplicaSpec) *corev1.PodSpec {
+	if pod, _, err := job.BuildPod(rt, 0, spec); err == nil {
 		return &pod.Spec
 	}
 	return &spec.Template.Spec

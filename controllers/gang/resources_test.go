@@ -116,7 +116,7 @@ func TestMinMember(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := minMember(tc.job(), fw); got != tc.want {
+			if got := minMember(fw.gangJob(tc.job())); got != tc.want {
 				t.Errorf("minMember = %d, want %d", got, tc.want)
 			}
 		})
@@ -179,7 +179,7 @@ func TestMinResources(t *testing.T) {
 	}
 	// The framework's own additions to the pods count too.
 	init := container(corev1.ResourceList{"cpu": q("100m"), "memory": q("512Mi"), "ephemeral-storage": q("5Gi")}, nil)
-	got := minResources(job("", "", ""), fakeFramework{order: fw.order, initContainer: &init}, 1, priorities{})
+	got := minResources(fakeFramework{order: fw.order, initContainer: &init}.gangJob(job("", "", "")), 1, priorities{})
 	want := corev1.ResourceList{"cpu": q("1"), "memory": q("512Mi"), "ephemeral-storage": q("5Gi")}
 	if diff := cmp.Diff(want, got, quantityCmp); diff != "" {
 		t.Errorf("minResources with a framework init container (-want +got):\n%s", diff)
@@ -187,7 +187,7 @@ func TestMinResources(t *testing.T) {
 
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			got := minResources(tc.job, fw, tc.n, tc.prio)
+			got := minResources(fw.gangJob(tc.job), tc.n, tc.prio)
 			if diff := cmp.Diff(tc.want, got, quantityCmp); diff != "" {
 				t.Errorf("minResources (-want +got):\n%s", diff)
 			}

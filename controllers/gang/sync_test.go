@@ -62,8 +62,8 @@ func newEnv(t *testing.T, cfg configv1alpha1.GangScheduling, served ...schema.Gr
 	return e
 }
 
-func (e *env) gang(job client.Object) engine.GangScheduler {
-	return e.m.Selector()(job, e.fw)
+func (e *env) gang(job *kubeflowv1.PyTorchJob) engine.GangScheduler {
+	return e.m.Selector()(e.fw.gangJob(job))
 }
 
 // hold records a held job's message on Created, as the engine does.
@@ -84,7 +84,7 @@ func TestVolcanoSync(t *testing.T) {
 	g := e.gang(job)
 
 	// The CRD is missing: the job is held with a clear message and one event.
-	ready, msg, err := g.Sync(ctx, job, e.fw)
+	ready, msg, err := g.Sync(ctx, e.fw.gangJob(job))
 	if err != nil || ready {
 		t.Fatalf("Sync without CRD = %v, %q, %v; want held", ready, msg, err)
 	}
@@ -95,7 +95,7 @@ func TestVolcanoSync(t *testing.T) {
 		t.Errorf("events = %q, want one FailedCreatePodGroup", ev)
 	}
 	hold(job, msg)
-	if _, msg2, _ := g.Sync(ctx, job, e.fw); msg2 != msg {
+	if _, msg2, _ := g.Sync(ctx, e.fw.gangJob(job)); msg2 != msg {
 		t.Errorf("second message %q differs", msg2)
 	}
 	if ev := e.rec.take(); len(ev) != 0 {
@@ -105,7 +105,7 @@ func TestVolcanoSync(t *testing.T) {
 	// The CRD appears; it is noticed after the re-check interval.
 	e.mapper.Add(volcanoPodGroup.gvk, meta.RESTScopeNamespace)
 	e.clock.Step(missingRecheck + time.Second)
-	ready, msg, err = g.Sync(ctx, job, e.fw)
+	ready, msg, err = g.Sync(ctx, e.fw.gangJob(job))
 	if err != nil || ready || !strings.Contains(msg, "waiting for Volcano to admit PodGroup job (phase not yet set, minMember 4, queue \"default\")") {
 		t.Fatalf("Sync after install = %v, %q, %v; want held for admission", ready, msg, err)
 	}
@@ -118,7 +118,7 @@ func TestVolcanoSync(t *testing.T) {
 	}
 	wantMeta := metav1.ObjectMeta{
 		Name: "job", Namespace: "ns",
-		Labels:      map[string]string{kubeflowv1.OperatorNameLabel: "fake-controller", kubeflowv1.JobNameLabel: "job"},
+		Labels:      map[string]string{kubeflowv1.OperatorNameLabel: kubeflowv1.PyTorchJobControllerName, kubeflowv1.JobNameLabel: "job"},
 		Annotations: map[string]string{"team": "a"},
 		OwnerReferences: []metav1.OwnerReference{{APIVersion: "kubeflow.org/v1", Kind: "PyTorchJob", Name: "job", UID: "uid-job",
 			Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true)}},
@@ -136,7 +136,7 @@ func TestVolcanoSync(t *testing.T) {
 
 	// Nothing changed: no write.
 	rv := pg.ResourceVersion
-	if _, _, err := g.Sync(ctx, job, e.fw); err != nil {
+	if _, _, err := g.Sync(ctx, e.fw.gangJob(job)); err != nil {
 		t.Fatal(err)
 	}
 	// Read into fresh objects: a failed Get must not leave the old values.
@@ -155,7 +155,7 @@ func TestVolcanoSync(t *testing.T) {
 		t.Fatal(err)
 	}
 	job.Spec.RunPolicy.SchedulingPolicy = &kubeflowv1.SchedulingPolicy{MinAvailable: ptr.To[int32](2), PriorityClass: "p"}
-	ready, msg, err = g.Sync(ctx, job, e.fw)
+	ready, msg, err = g.Sync(ctx, e.fw.gangJob(job))
 	if err != nil || !ready || msg != "" {
 		t.Fatalf("Sync when Inqueue = %v, %q, %v; want ready", ready, msg, err)
 	}
@@ -174,10 +174,10 @@ func TestVolcanoSync(t *testing.T) {
 
 	// Finish: deleted once, announced as v1 did (JobTerminated first), once.
 	job.Status.Conditions = []kubeflowv1.JobCondition{{Type: kubeflowv1.JobSucceeded, Status: corev1.ConditionTrue}}
-	if err := g.Delete(ctx, job, e.fw); err != nil {
+	if err := g.Delete(ctx, e.fw.gangJob(job)); err != nil {
 		t.Fatal(err)
 	}
-	if err := g.Delete(ctx, job, e.fw); err != nil {
+	if err := g.Delete(ctx, e.fw.gangJob(job)); err != nil {
 		t.Fatal(err)
 	}
 	wantEvents := []string{"Normal JobTerminated Job has been terminated. Deleting PodGroup", "Normal SuccessfulDeletePodGroup Deleted PodGroup: job"}
@@ -199,12 +199,12 @@ func TestSyncOwnership(t *testing.T) {
 		t.Fatal(err)
 	}
 	g := e.gang(job)
-	ready, msg, err := g.Sync(ctx, job, e.fw)
+	ready, msg, err := g.Sync(ctx, e.fw.gangJob(job))
 	if err != nil || ready || msg != "PodGroup scheduling.x-k8s.io/v1alpha1 job is controlled by TFJob job, not by this job; delete it or rename the job" {
 		t.Errorf("Sync = %v, %q, %v", ready, msg, err)
 	}
 	// Someone else's group is never deleted.
-	if err := g.Delete(ctx, job, e.fw); err != nil {
+	if err := g.Delete(ctx, e.fw.gangJob(job)); err != nil {
 		t.Fatal(err)
 	}
 	if err := e.c.Get(ctx, client.ObjectKeyFromObject(other), other); err != nil {
@@ -216,7 +216,7 @@ func TestSyncOwnership(t *testing.T) {
 	if err := e.c.Update(ctx, other); err != nil {
 		t.Fatal(err)
 	}
-	ready, msg, err = g.Sync(ctx, job, e.fw)
+	ready, msg, err = g.Sync(ctx, e.fw.gangJob(job))
 	if err != nil || !ready || msg != "" {
 		t.Fatalf("Sync = %v, %q, %v; want ready", ready, msg, err)
 	}
@@ -238,14 +238,14 @@ func TestNativeSync(t *testing.T) {
 	e := newEnv(t, configv1alpha1.GangScheduling{PodGroupAPI: configv1alpha1.PodGroupAPIKubernetes})
 	job := pytorchJob(2)
 	g := e.gang(job)
-	ready, msg, err := g.Sync(ctx, job, e.fw)
+	ready, msg, err := g.Sync(ctx, e.fw.gangJob(job))
 	if err != nil || ready || !strings.Contains(msg, "GenericWorkload") {
 		t.Fatalf("Sync without the API = %v, %q, %v", ready, msg, err)
 	}
 	e.mapper.Add(nativeWorkload.gvk, meta.RESTScopeNamespace)
 	e.mapper.Add(nativePodGroup.gvk, meta.RESTScopeNamespace)
 	e.clock.Step(missingRecheck + time.Second)
-	ready, msg, err = g.Sync(ctx, job, e.fw)
+	ready, msg, err = g.Sync(ctx, e.fw.gangJob(job))
 	if err != nil || !ready || msg != "" {
 		t.Fatalf("Sync = %v, %q, %v; want ready", ready, msg, err)
 	}
@@ -269,7 +269,7 @@ func TestNativeSync(t *testing.T) {
 		t.Errorf("events = %q", ev)
 	}
 	// Not finished (suspended): no JobTerminated.
-	if err := g.Delete(ctx, job, e.fw); err != nil {
+	if err := g.Delete(ctx, e.fw.gangJob(job)); err != nil {
 		t.Fatal(err)
 	}
 	if ev := e.rec.take(); len(ev) != 2 || ev[0] != "Normal SuccessfulDeletePodGroup Deleted PodGroup: job" ||

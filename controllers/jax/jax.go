@@ -8,7 +8,6 @@ import (
 	"strconv"
 
 	corev1 "k8s.io/api/core/v1"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kubeflowv1 "github.com/seed-d8a409e9/training-operator/apis/kubeflow.org/v1"
 	"github.com/seed-d8a409e9/training-operator/controllers/engine"
@@ -24,31 +23,32 @@ var errPortNotExposed = errors.New("default container port is not exposed")
 type Options struct{}
 
 // Framework is the JAXJob adapter.
-type Framework struct {
-	engine.JobKind[kubeflowv1.JAXJob, *kubeflowv1.JAXJob]
-}
+type Framework struct{}
 
-var _ engine.Framework = (*Framework)(nil)
+var _ engine.Framework[*kubeflowv1.JAXJob] = (*Framework)(nil)
+
+// NewJob implements engine.Framework.
+func (*Framework) NewJob() *kubeflowv1.JAXJob { return &kubeflowv1.JAXJob{} }
 
 // New builds the adapter.
 func New(Options) *Framework { return &Framework{} }
 
 // ReplicaTypes implements engine.Framework: Worker is the only type.
-func (f *Framework) ReplicaTypes(obj client.Object) []kubeflowv1.ReplicaType {
-	if _, ok := f.Job(obj).Spec.JAXReplicaSpecs[kubeflowv1.JAXJobReplicaTypeWorker]; ok {
+func (*Framework) ReplicaTypes(j *kubeflowv1.JAXJob) []kubeflowv1.ReplicaType {
+	if _, ok := j.Spec.JAXReplicaSpecs[kubeflowv1.JAXJobReplicaTypeWorker]; ok {
 		return []kubeflowv1.ReplicaType{kubeflowv1.JAXJobReplicaTypeWorker}
 	}
 	return nil
 }
 
 // IsMasterRole implements engine.Framework: index 0, which hosts the coordinator.
-func (*Framework) IsMasterRole(_ client.Object, _ kubeflowv1.ReplicaType, index int) bool {
+func (*Framework) IsMasterRole(_ *kubeflowv1.JAXJob, _ kubeflowv1.ReplicaType, index int) bool {
 	return index == 0
 }
 
 // DecoratePod implements engine.Framework: the same env in every container.
-func (f *Framework) DecoratePod(obj client.Object, _ kubeflowv1.ReplicaType, index int, pod *corev1.Pod) error {
-	env, err := envVars(f.Job(obj), index)
+func (*Framework) DecoratePod(j *kubeflowv1.JAXJob, _ kubeflowv1.ReplicaType, index int, pod *corev1.Pod) error {
+	env, err := envVars(j, index)
 	if err != nil {
 		return err
 	}
@@ -59,8 +59,7 @@ func (f *Framework) DecoratePod(obj client.Object, _ kubeflowv1.ReplicaType, ind
 }
 
 // Evaluate implements engine.Framework with v1's JAX rule: all workers.
-func (f *Framework) Evaluate(obj client.Object, v engine.ReplicaView) engine.Verdict {
-	j := f.Job(obj)
+func (*Framework) Evaluate(j *kubeflowv1.JAXJob, v engine.ReplicaView) engine.Verdict {
 	verdict := engine.Verdict{
 		RunningMessage:   fmt.Sprintf("JAXJob %s/%s is running.", j.Namespace, j.Name),
 		SucceededMessage: fmt.Sprintf("JAXJob %s/%s successfully completed.", j.Namespace, j.Name),

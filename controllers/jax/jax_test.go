@@ -144,7 +144,8 @@ func TestEvaluate(t *testing.T) {
 
 func TestIdentity(t *testing.T) {
 	fw := New(Options{})
-	got := []string{fw.Kind(), fw.ControllerName(), fw.MetricsLabel(), fw.DefaultContainerName(), kubeflowv1.JAXJobDefaultPortName}
+	info := fw.NewJob().KindInfo()
+	got := []string{info.Kind, info.ControllerName, info.FrameworkName, info.DefaultContainerName, kubeflowv1.JAXJobDefaultPortName}
 	want := []string{"JAXJob", "jaxjob-controller", "jax", "jax", "jaxjob-port"}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("identity (-want +got):\n%s", diff)

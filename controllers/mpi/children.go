@@ -9,13 +9,12 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kubeflowv1 "github.com/seed-d8a409e9/training-operator/apis/kubeflow.org/v1"
 	"github.com/seed-d8a409e9/training-operator/controllers/engine"
 )
 
-var _ engine.ExtraChildren = (*Framework)(nil)
+var _ engine.ExtraChildren[*kubeflowv1.MPIJob] = (*Framework)(nil)
 
 // ExtraTypes implements engine.ExtraChildren: the launcher's ConfigMap,
 // ServiceAccount, Role and RoleBinding are watched, so drift is repaired. A
@@ -35,8 +34,7 @@ func (*Framework) ExtraTypes() []engine.ExtraType {
 // which the engine makes before it creates pods. <job>-launcher must be
 // the job's; a ServiceAccount the user named in the launcher template is
 // used as it is, and created (owned by the job) when missing, as v1 does.
-func (f *Framework) DesiredChildren(obj client.Object, pods []*corev1.Pod) []engine.DesiredChild {
-	j := f.Job(obj)
+func (*Framework) DesiredChildren(j *kubeflowv1.MPIJob, pods []*corev1.Pod) []engine.DesiredChild {
 	sa := launcherServiceAccountName(j)
 	return []engine.DesiredChild{
 		{Object: desiredServiceAccount(j, sa), UseExisting: sa != kubeflowv1.MPIJobLauncherName(j.Name)},

@@ -10,7 +10,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	configv1alpha1 "github.com/seed-d8a409e9/training-operator/apis/config/v1alpha1"
 	kubeflowv1 "github.com/seed-d8a409e9/training-operator/apis/kubeflow.org/v1"
@@ -51,12 +50,13 @@ type Options struct {
 
 // Framework is the MPIJob adapter.
 type Framework struct {
-	engine.JobKind[kubeflowv1.MPIJob, *kubeflowv1.MPIJob]
-
 	opts Options
 }
 
-var _ engine.Framework = (*Framework)(nil)
+var _ engine.Framework[*kubeflowv1.MPIJob] = (*Framework)(nil)
+
+// NewJob implements engine.Framework.
+func (*Framework) NewJob() *kubeflowv1.MPIJob { return &kubeflowv1.MPIJob{} }
 
 // New builds the adapter.
 func New(opts Options) *Framework {
@@ -66,12 +66,13 @@ func New(opts Options) *Framework {
 	return &Framework{opts: opts}
 }
 
-// RunPolicy implements engine.Framework. It is a copy whose cleanPodPolicy
-// is the effective one (runPolicy's, else the deprecated
+var _ engine.RunPolicyOverride[*kubeflowv1.MPIJob] = (*Framework)(nil)
+
+// RunPolicy implements engine.RunPolicyOverride. It is a copy whose
+// cleanPodPolicy is the effective one (runPolicy's, else the deprecated
 // spec.cleanPodPolicy), read at use time so that an update of either field
 // takes effect, as in v1.
-func (f *Framework) RunPolicy(obj client.Object) *kubeflowv1.RunPolicy {
-	j := f.Job(obj)
+func (*Framework) RunPolicy(j *kubeflowv1.MPIJob) *kubeflowv1.RunPolicy {
 	rp := j.Spec.RunPolicy
 	p := kubeflowv1.EffectiveCleanPodPolicy(j)
 	rp.CleanPodPolicy = &p
@@ -82,9 +83,9 @@ func (f *Framework) RunPolicy(obj client.Object) *kubeflowv1.RunPolicy {
 // launcher is created after them. The Launcher is always listed: a job
 // without one cannot run, and the engine fails it as invalid instead of
 // running workers nobody drives.
-func (f *Framework) ReplicaTypes(obj client.Object) []kubeflowv1.ReplicaType {
+func (*Framework) ReplicaTypes(j *kubeflowv1.MPIJob) []kubeflowv1.ReplicaType {
 	var out []kubeflowv1.ReplicaType
-	if _, ok := f.Job(obj).Spec.MPIReplicaSpecs[kubeflowv1.MPIJobReplicaTypeWorker]; ok {
+	if _, ok := j.Spec.MPIReplicaSpecs[kubeflowv1.MPIJobReplicaTypeWorker]; ok {
 		out = append(out, kubeflowv1.MPIJobReplicaTypeWorker)
 	}
 	return append(out, kubeflowv1.MPIJobReplicaTypeLauncher)
@@ -101,18 +102,18 @@ var _ engine.OrderedCreation = (*Framework)(nil)
 // at once, so its workers must exist first.
 func (*Framework) CreateInOrder() bool { return true }
 
-var _ engine.ReplicaNamer = (*Framework)(nil)
+var _ engine.ReplicaNamer[*kubeflowv1.MPIJob] = (*Framework)(nil)
 
 // ReplicaName implements engine.ReplicaNamer: <job>-launcher and <job>-worker-<i>.
-func (*Framework) ReplicaName(obj client.Object, rt kubeflowv1.ReplicaType, index int) string {
+func (*Framework) ReplicaName(j *kubeflowv1.MPIJob, rt kubeflowv1.ReplicaType, index int) string {
 	if rt == kubeflowv1.MPIJobReplicaTypeLauncher {
-		return kubeflowv1.MPIJobLauncherName(obj.GetName())
+		return kubeflowv1.MPIJobLauncherName(j.GetName())
 	}
-	return kubeflowv1.ReplicaName(obj.GetName(), rt, index)
+	return kubeflowv1.ReplicaName(j.GetName(), rt, index)
 }
 
 // IsMasterRole implements engine.Framework: the launcher.
-func (*Framework) IsMasterRole(_ client.Object, rt kubeflowv1.ReplicaType, _ int) bool {
+func (*Framework) IsMasterRole(_ *kubeflowv1.MPIJob, rt kubeflowv1.ReplicaType, _ int) bool {
 	return rt == kubeflowv1.MPIJobReplicaTypeLauncher
 }
 
@@ -158,8 +159,7 @@ func isGPULauncher(j *kubeflowv1.MPIJob) bool {
 }
 
 // DecoratePod implements engine.Framework.
-func (f *Framework) DecoratePod(obj client.Object, rt kubeflowv1.ReplicaType, _ int, pod *corev1.Pod) error {
-	j := f.Job(obj)
+func (f *Framework) DecoratePod(j *kubeflowv1.MPIJob, rt kubeflowv1.ReplicaType, _ int, pod *corev1.Pod) error {
 	c := mainContainer(&pod.Spec, j.Spec.MainContainer)
 	if c == nil {
 		return fmt.Errorf("MPIJob %s: %s template has no containers", j.Name, rt)
@@ -264,8 +264,7 @@ func mode(m int32) *int32 { return &m }
 
 // Evaluate implements engine.Framework with v1's MPI rule: the launcher
 // decides. Failures (reason MPIJobFailed) come from the engine's restart rule.
-func (f *Framework) Evaluate(obj client.Object, v engine.ReplicaView) engine.Verdict {
-	j := f.Job(obj)
+func (*Framework) Evaluate(j *kubeflowv1.MPIJob, v engine.ReplicaView) engine.Verdict {
 	spec, st := v.Specs[kubeflowv1.MPIJobReplicaTypeLauncher], v.Statuses[kubeflowv1.MPIJobReplicaTypeLauncher]
 	if spec == nil || st == nil {
 		return engine.Verdict{}

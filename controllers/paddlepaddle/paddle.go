@@ -7,7 +7,6 @@ import (
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kubeflowv1 "github.com/seed-d8a409e9/training-operator/apis/kubeflow.org/v1"
 	"github.com/seed-d8a409e9/training-operator/controllers/engine"
@@ -20,29 +19,30 @@ const ControllerName = kubeflowv1.PaddleJobControllerName
 type Options struct{}
 
 // Framework is the PaddleJob adapter.
-type Framework struct {
-	engine.JobKind[kubeflowv1.PaddleJob, *kubeflowv1.PaddleJob]
-}
+type Framework struct{}
 
-var _ engine.Framework = (*Framework)(nil)
+var _ engine.Framework[*kubeflowv1.PaddleJob] = (*Framework)(nil)
+
+// NewJob implements engine.Framework.
+func (*Framework) NewJob() *kubeflowv1.PaddleJob { return &kubeflowv1.PaddleJob{} }
 
 // New builds the adapter.
 func New(Options) *Framework { return &Framework{} }
 
 // ReplicaTypes implements engine.Framework: Master before Worker.
-func (f *Framework) ReplicaTypes(obj client.Object) []kubeflowv1.ReplicaType {
-	return engine.PresentTypes(f.Job(obj).Spec.PaddleReplicaSpecs, kubeflowv1.PaddleJobReplicaTypeMaster, kubeflowv1.PaddleJobReplicaTypeWorker)
+func (*Framework) ReplicaTypes(j *kubeflowv1.PaddleJob) []kubeflowv1.ReplicaType {
+	return engine.PresentTypes(j.Spec.PaddleReplicaSpecs, kubeflowv1.PaddleJobReplicaTypeMaster, kubeflowv1.PaddleJobReplicaTypeWorker)
 }
 
 // IsMasterRole implements engine.Framework: every Master pod; none in
 // collective (worker-only) mode.
-func (*Framework) IsMasterRole(_ client.Object, rt kubeflowv1.ReplicaType, _ int) bool {
+func (*Framework) IsMasterRole(_ *kubeflowv1.PaddleJob, rt kubeflowv1.ReplicaType, _ int) bool {
 	return rt == kubeflowv1.PaddleJobReplicaTypeMaster
 }
 
 // DecoratePod implements engine.Framework: the same env in every container.
-func (f *Framework) DecoratePod(obj client.Object, rt kubeflowv1.ReplicaType, index int, pod *corev1.Pod) error {
-	env := envVars(f.Job(obj), rt, index)
+func (*Framework) DecoratePod(j *kubeflowv1.PaddleJob, rt kubeflowv1.ReplicaType, index int, pod *corev1.Pod) error {
+	env := envVars(j, rt, index)
 	for i := range pod.Spec.Containers {
 		pod.Spec.Containers[i].Env = append(pod.Spec.Containers[i].Env, env...)
 	}
@@ -51,8 +51,7 @@ func (f *Framework) DecoratePod(obj client.Object, rt kubeflowv1.ReplicaType, in
 
 // Evaluate implements engine.Framework with v1's Paddle rule: the Master
 // decides; without one, all workers must succeed (no elastic shortcut).
-func (f *Framework) Evaluate(obj client.Object, v engine.ReplicaView) engine.Verdict {
-	j := f.Job(obj)
+func (*Framework) Evaluate(j *kubeflowv1.PaddleJob, v engine.ReplicaView) engine.Verdict {
 	if spec, ok := v.Specs[kubeflowv1.PaddleJobReplicaTypeMaster]; ok {
 		st := status(v, kubeflowv1.PaddleJobReplicaTypeMaster)
 		return engine.Verdict{

@@ -224,7 +224,8 @@ func TestDesiredHPA(t *testing.T) {
 
 func TestIdentity(t *testing.T) {
 	fw := New(Options{})
-	got := []string{fw.Kind(), fw.ControllerName(), fw.MetricsLabel(), fw.DefaultContainerName(), kubeflowv1.PaddleJobDefaultPortName}
+	info := fw.NewJob().KindInfo()
+	got := []string{info.Kind, info.ControllerName, info.FrameworkName, info.DefaultContainerName, kubeflowv1.PaddleJobDefaultPortName}
 	want := []string{"PaddleJob", "paddlejob-controller", "paddle", "paddle", "master"}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("identity (-want +got):\n%s", diff)

@@ -6,7 +6,6 @@ import (
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kubeflowv1 "github.com/seed-d8a409e9/training-operator/apis/kubeflow.org/v1"
 	"github.com/seed-d8a409e9/training-operator/controllers/engine"
@@ -28,13 +27,14 @@ type Options struct {
 
 // Framework is the PyTorchJob adapter.
 type Framework struct {
-	engine.JobKind[kubeflowv1.PyTorchJob, *kubeflowv1.PyTorchJob]
-
 	opts Options
 	init *initContainerRenderer
 }
 
-var _ engine.Framework = (*Framework)(nil)
+var _ engine.Framework[*kubeflowv1.PyTorchJob] = (*Framework)(nil)
+
+// NewJob implements engine.Framework.
+func (*Framework) NewJob() *kubeflowv1.PyTorchJob { return &kubeflowv1.PyTorchJob{} }
 
 // New builds the adapter; it fails on an unparsable init container template.
 func New(opts Options) (*Framework, error) {
@@ -52,13 +52,13 @@ func New(opts Options) (*Framework, error) {
 }
 
 // ReplicaTypes implements engine.Framework: Master before Worker.
-func (f *Framework) ReplicaTypes(obj client.Object) []kubeflowv1.ReplicaType {
-	return engine.PresentTypes(f.Job(obj).Spec.PyTorchReplicaSpecs, kubeflowv1.PyTorchJobReplicaTypeMaster, kubeflowv1.PyTorchJobReplicaTypeWorker)
+func (*Framework) ReplicaTypes(j *kubeflowv1.PyTorchJob) []kubeflowv1.ReplicaType {
+	return engine.PresentTypes(j.Spec.PyTorchReplicaSpecs, kubeflowv1.PyTorchJobReplicaTypeMaster, kubeflowv1.PyTorchJobReplicaTypeWorker)
 }
 
 // IsMasterRole implements engine.Framework: the Master, or worker 0 without one.
-func (f *Framework) IsMasterRole(obj client.Object, rt kubeflowv1.ReplicaType, index int) bool {
-	if _, ok := f.Job(obj).Spec.PyTorchReplicaSpecs[kubeflowv1.PyTorchJobReplicaTypeMaster]; ok {
+func (*Framework) IsMasterRole(j *kubeflowv1.PyTorchJob, rt kubeflowv1.ReplicaType, index int) bool {
+	if _, ok := j.Spec.PyTorchReplicaSpecs[kubeflowv1.PyTorchJobReplicaTypeMaster]; ok {
 		return rt == kubeflowv1.PyTorchJobReplicaTypeMaster
 	}
 	return rt == kubeflowv1.PyTorchJobReplicaTypeWorker && index == 0
@@ -66,8 +66,7 @@ func (f *Framework) IsMasterRole(obj client.Object, rt kubeflowv1.ReplicaType, i
 
 // DecoratePod implements engine.Framework: env in every container and the
 // wait-for-master init container on workers.
-func (f *Framework) DecoratePod(obj client.Object, rt kubeflowv1.ReplicaType, index int, pod *corev1.Pod) error {
-	j := f.Job(obj)
+func (f *Framework) DecoratePod(j *kubeflowv1.PyTorchJob, rt kubeflowv1.ReplicaType, index int, pod *corev1.Pod) error {
 	env, err := envVars(j, rt, index)
 	if err != nil {
 		return err
@@ -96,8 +95,7 @@ func (f *Framework) DecoratePod(obj client.Object, rt kubeflowv1.ReplicaType, in
 
 // Evaluate implements engine.Framework with v1's PyTorch rule: the Master
 // decides; without one, all workers (or any worker of an elastic job).
-func (f *Framework) Evaluate(obj client.Object, v engine.ReplicaView) engine.Verdict {
-	j := f.Job(obj)
+func (*Framework) Evaluate(j *kubeflowv1.PyTorchJob, v engine.ReplicaView) engine.Verdict {
 	if spec, ok := v.Specs[kubeflowv1.PyTorchJobReplicaTypeMaster]; ok {
 		st := v.Statuses[kubeflowv1.PyTorchJobReplicaTypeMaster]
 		return engine.Verdict{

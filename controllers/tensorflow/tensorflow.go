@@ -7,7 +7,6 @@ import (
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kubeflowv1 "github.com/seed-d8a409e9/training-operator/apis/kubeflow.org/v1"
 	"github.com/seed-d8a409e9/training-operator/controllers/engine"
@@ -30,12 +29,13 @@ type Options struct {
 
 // Framework is the TFJob adapter.
 type Framework struct {
-	engine.JobKind[kubeflowv1.TFJob, *kubeflowv1.TFJob]
-
 	opts Options
 }
 
-var _ engine.Framework = (*Framework)(nil)
+var _ engine.Framework[*kubeflowv1.TFJob] = (*Framework)(nil)
+
+// NewJob implements engine.Framework.
+func (*Framework) NewJob() *kubeflowv1.TFJob { return &kubeflowv1.TFJob{} }
 
 // New builds the adapter.
 func New(opts Options) *Framework { return &Framework{opts: opts} }
@@ -51,8 +51,8 @@ var replicaOrder = []kubeflowv1.ReplicaType{
 
 // ReplicaTypes implements engine.Framework: Chief, Master, PS, Worker,
 // Evaluator, those present only.
-func (f *Framework) ReplicaTypes(obj client.Object) []kubeflowv1.ReplicaType {
-	return engine.PresentTypes(f.Job(obj).Spec.TFReplicaSpecs, replicaOrder...)
+func (*Framework) ReplicaTypes(j *kubeflowv1.TFJob) []kubeflowv1.ReplicaType {
+	return engine.PresentTypes(j.Spec.TFReplicaSpecs, replicaOrder...)
 }
 
 // hasChiefOrMaster reports whether the job has a Chief or Master spec.
@@ -64,8 +64,8 @@ func hasChiefOrMaster(specs map[kubeflowv1.ReplicaType]*kubeflowv1.ReplicaSpec) 
 
 // IsMasterRole implements engine.Framework: Chief/Master pods, or worker 0
 // when the job has neither.
-func (f *Framework) IsMasterRole(obj client.Object, rt kubeflowv1.ReplicaType, index int) bool {
-	if hasChiefOrMaster(f.Job(obj).Spec.TFReplicaSpecs) {
+func (*Framework) IsMasterRole(j *kubeflowv1.TFJob, rt kubeflowv1.ReplicaType, index int) bool {
+	if hasChiefOrMaster(j.Spec.TFReplicaSpecs) {
 		return kubeflowv1.IsChiefOrMaster(rt)
 	}
 	return rt == kubeflowv1.TFJobReplicaTypeWorker && index == 0
@@ -73,8 +73,7 @@ func (f *Framework) IsMasterRole(obj client.Object, rt kubeflowv1.ReplicaType, i
 
 // DecoratePod implements engine.Framework: TF_CONFIG on the first container
 // named tensorflow, for distributed jobs only. No other env is added.
-func (f *Framework) DecoratePod(obj client.Object, rt kubeflowv1.ReplicaType, index int, pod *corev1.Pod) error {
-	j := f.Job(obj)
+func (f *Framework) DecoratePod(j *kubeflowv1.TFJob, rt kubeflowv1.ReplicaType, index int, pod *corev1.Pod) error {
 	if !isDistributed(j) {
 		return nil
 	}
@@ -92,27 +91,26 @@ func (f *Framework) DecoratePod(obj client.Object, rt kubeflowv1.ReplicaType, in
 	return nil
 }
 
-var _ engine.FailureWording = (*Framework)(nil)
+var _ engine.FailureWording[*kubeflowv1.TFJob] = (*Framework)(nil)
 
 // FailedMessage implements engine.FailureWording: v1's TF controller says
 // "<ns>/<name> has failed" where the others say "<name> is failed".
-func (*Framework) FailedMessage(obj client.Object, failedReplicas string) string {
-	return fmt.Sprintf("TFJob %s/%s has failed because %s replica(s) failed", obj.GetNamespace(), obj.GetName(), failedReplicas)
+func (*Framework) FailedMessage(j *kubeflowv1.TFJob, failedReplicas string) string {
+	return fmt.Sprintf("TFJob %s/%s has failed because %s replica(s) failed", j.GetNamespace(), j.GetName(), failedReplicas)
 }
 
-var _ engine.FailureTolerance = (*Framework)(nil)
+var _ engine.FailureTolerance[*kubeflowv1.TFJob] = (*Framework)(nil)
 
 // ToleratesFailure implements engine.FailureTolerance: with
 // enableDynamicWorker, workers join and leave, and v1 ignores a failed one.
-func (f *Framework) ToleratesFailure(obj client.Object, rt kubeflowv1.ReplicaType) bool {
-	return rt == kubeflowv1.TFJobReplicaTypeWorker && f.Job(obj).Spec.EnableDynamicWorker
+func (*Framework) ToleratesFailure(j *kubeflowv1.TFJob, rt kubeflowv1.ReplicaType) bool {
+	return rt == kubeflowv1.TFJobReplicaTypeWorker && j.Spec.EnableDynamicWorker
 }
 
 // Evaluate implements engine.Framework with v1's TF rule: with a Chief or
 // Master, it decides; otherwise the workers do, and by default worker 0
 // finishing cleanly is enough (successPolicy AllWorkers waits for all).
-func (f *Framework) Evaluate(obj client.Object, v engine.ReplicaView) engine.Verdict {
-	j := f.Job(obj)
+func (*Framework) Evaluate(j *kubeflowv1.TFJob, v engine.ReplicaView) engine.Verdict {
 	verdict := engine.Verdict{
 		RunningMessage:   fmt.Sprintf("TFJob %s/%s is running.", j.Namespace, j.Name),
 		SucceededMessage: fmt.Sprintf("TFJob %s/%s successfully completed.", j.Namespace, j.Name),

@@ -315,19 +315,17 @@ func TestEvaluate(t *testing.T) {
 
 func TestIdentity(t *testing.T) {
 	fw := New(Options{})
-	got := []string{fw.Kind(), fw.ControllerName(), fw.MetricsLabel(), fw.DefaultContainerName(), kubeflowv1.TFJobDefaultPortName}
+	info := fw.NewJob().KindInfo()
+	got := []string{info.Kind, info.ControllerName, info.FrameworkName, info.DefaultContainerName, kubeflowv1.TFJobDefaultPortName}
 	want := []string{"TFJob", "tfjob-controller", "tensorflow", "tensorflow", "tfjob-port"}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("identity (-want +got):\n%s", diff)
-	}
-	if _, ok := fw.NewJob().(*kubeflowv1.TFJob); !ok {
-		t.Error("NewJob is not a TFJob")
 	}
 }
 
 // v1's TF controller words a failure differently from the other five.
 func TestFailedMessage(t *testing.T) {
-	var fw engine.FailureWording = New(Options{})
+	var fw engine.FailureWording[*kubeflowv1.TFJob] = New(Options{})
 	got := fw.FailedMessage(testjobs.MakeTFJob("mnist", "team-a").Obj(), "2 Worker")
 	if want := "TFJob team-a/mnist has failed because 2 Worker replica(s) failed"; got != want {
 		t.Errorf("got %q, want %q", got, want)
@@ -337,7 +335,7 @@ func TestFailedMessage(t *testing.T) {
 // With enableDynamicWorker, v1 ignores failed Workers; every other type, or
 // a job without it, fails as usual.
 func TestToleratesFailure(t *testing.T) {
-	var fw engine.FailureTolerance = New(Options{})
+	var fw engine.FailureTolerance[*kubeflowv1.TFJob] = New(Options{})
 	dynamic := testjobs.MakeTFJob("d", "ns").Chief(1).PS(1).Workers(2).EnableDynamicWorker(true).Obj()
 	static := testjobs.MakeTFJob("s", "ns").Chief(1).PS(1).Workers(2).Obj()
 	got := map[string]bool{}

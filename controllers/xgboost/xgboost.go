@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kubeflowv1 "github.com/seed-d8a409e9/training-operator/apis/kubeflow.org/v1"
 	"github.com/seed-d8a409e9/training-operator/controllers/engine"
@@ -21,28 +20,29 @@ const ControllerName = kubeflowv1.XGBoostJobControllerName
 type Options struct{}
 
 // Framework is the XGBoostJob adapter.
-type Framework struct {
-	engine.JobKind[kubeflowv1.XGBoostJob, *kubeflowv1.XGBoostJob]
-}
+type Framework struct{}
 
-var _ engine.Framework = (*Framework)(nil)
+var _ engine.Framework[*kubeflowv1.XGBoostJob] = (*Framework)(nil)
+
+// NewJob implements engine.Framework.
+func (*Framework) NewJob() *kubeflowv1.XGBoostJob { return &kubeflowv1.XGBoostJob{} }
 
 // New builds the adapter.
 func New(Options) *Framework { return &Framework{} }
 
 // ReplicaTypes implements engine.Framework: Master before Worker.
-func (f *Framework) ReplicaTypes(obj client.Object) []kubeflowv1.ReplicaType {
-	return engine.PresentTypes(f.Job(obj).Spec.XGBReplicaSpecs, kubeflowv1.XGBoostJobReplicaTypeMaster, kubeflowv1.XGBoostJobReplicaTypeWorker)
+func (*Framework) ReplicaTypes(j *kubeflowv1.XGBoostJob) []kubeflowv1.ReplicaType {
+	return engine.PresentTypes(j.Spec.XGBReplicaSpecs, kubeflowv1.XGBoostJobReplicaTypeMaster, kubeflowv1.XGBoostJobReplicaTypeWorker)
 }
 
 // IsMasterRole implements engine.Framework: the Master pods.
-func (*Framework) IsMasterRole(_ client.Object, rt kubeflowv1.ReplicaType, _ int) bool {
+func (*Framework) IsMasterRole(_ *kubeflowv1.XGBoostJob, rt kubeflowv1.ReplicaType, _ int) bool {
 	return rt == kubeflowv1.XGBoostJobReplicaTypeMaster
 }
 
 // DecoratePod implements engine.Framework: the same env in every container.
-func (f *Framework) DecoratePod(obj client.Object, rt kubeflowv1.ReplicaType, index int, pod *corev1.Pod) error {
-	env, err := envVars(f.Job(obj), rt, index)
+func (*Framework) DecoratePod(j *kubeflowv1.XGBoostJob, rt kubeflowv1.ReplicaType, index int, pod *corev1.Pod) error {
+	env, err := envVars(j, rt, index)
 	if err != nil {
 		return err
 	}
@@ -55,8 +55,7 @@ func (f *Framework) DecoratePod(obj client.Object, rt kubeflowv1.ReplicaType, in
 // Evaluate implements engine.Framework with v1's rule: the Master decides.
 // A finished Master also reads as running, so that a job whose Master ended
 // between two passes records Running before Succeeded, as v1 does.
-func (f *Framework) Evaluate(obj client.Object, v engine.ReplicaView) engine.Verdict {
-	j := f.Job(obj)
+func (*Framework) Evaluate(j *kubeflowv1.XGBoostJob, v engine.ReplicaView) engine.Verdict {
 	verdict := engine.Verdict{
 		RunningMessage:   fmt.Sprintf("XGBoostJob %s is running.", j.Name),
 		SucceededMessage: fmt.Sprintf("XGBoostJob %s is successfully completed.", j.Name),

@@ -113,8 +113,8 @@ func rawObjects(owners []*kubeflowv1.PyTorchJob) ([]client.Object, error) {
 	}
 	var objs []client.Object
 	for _, job := range owners {
-		fw.Default(job)
-		specs := fw.ReplicaSpecs(job)
+		job.ApplyDefaults()
+		specs := job.ReplicaSpecs()
 		for _, rt := range fw.ReplicaTypes(job) {
 			for i := range int(ptr.Deref(specs[rt].Replicas, 1)) {
 				pod, _, err := engine.BuildPod(fw, job, rt, i, specs[rt])
