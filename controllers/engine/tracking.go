@@ -128,6 +128,64 @@ func untrackedLive(pods []*corev1.Pod) []*corev1.Pod {
 	return out
 }
 
+// releasable are the pods whose tracking finalizer may go once the pass's
+// status is written, and the live pods of a tracked job still without it.
+// A pod that is replaced (counted, or of an older attempt) keeps it until
+// its deletion is confirmed (deletionConfirmed), so its name is not free
+// for its successor while the pod may still be deleted by name.
+func (r *Reconciler[J]) releasable(job J, st *kubeflowv1.JobStatus, ch children) (release, track []*corev1.Pod, lastOld bool) {
+	rp := r.fw.RunPolicy(job)
+	if IsFinished(st) || (rp.Suspend != nil && *rp.Suspend) || !tracked(rp) {
+		return withFinalizer(ch.allPods), nil, false
+	}
+	old, oldReleased := 0, 0
+	counted := countedSet(st.CountedPods)
+	tolerance := r.fw.tolerance
+	for _, pod := range ch.allPods {
+		if !hasTrackingFinalizer(pod) {
+			continue
+		}
+		tolerated := false
+		if tolerance != nil && pod.Status.Phase == corev1.PodFailed {
+			if rt, ok := replicaTypeOf(r.fw.ReplicaTypes(job), job.ReplicaSpecs(), pod); ok {
+				tolerated = tolerance.ToleratesFailure(job, rt)
+			}
+		}
+		isOld := rp.FailurePolicy != nil && attemptOf(pod) != st.Restarts
+		replaced := isOld || counted[string(pod.UID)]
+		if isOld {
+			old++
+		}
+		// A succeeded pod of a job with a failure policy is held until the job
+		// finishes (or the pod's attempt is replaced): were it deleted and
+		// gone, its slot would be filled again within the attempt, running a
+		// finished rank alone (make chaos: two pods in one attempt).
+		doneForGood := pod.Status.Phase == corev1.PodSucceeded && rp.FailurePolicy == nil
+		if (replaced && deletionConfirmed(pod)) || doneForGood || tolerated {
+			release = append(release, pod)
+			if isOld {
+				oldReleased++
+			}
+		}
+	}
+	for _, pod := range untrackedLive(ch.allPods) {
+		if rp.FailurePolicy == nil || attemptOf(pod) == st.Restarts {
+			track = append(track, pod)
+		}
+	}
+	return release, track, old > 0 && oldReleased == old
+}
+
+// deletionConfirmed reports a pod deleted with no grace period left: the
+// kubelet's (or KWOK's) final delete, after the containers stopped, or a
+// forced delete. Until then a replaced pod keeps its finalizer: the pod
+// object stays until its kubelet is done in any case, and the local
+// cluster's KWOK, which deletes pods by name, once killed the successor
+// that had taken a pod's name between two of its deletes.
+func deletionConfirmed(pod *corev1.Pod) bool {
+	return pod.DeletionTimestamp != nil && pod.DeletionGracePeriodSeconds != nil && *pod.DeletionGracePeriodSeconds == 0
+}
+
 // podTracking releases the tracking finalizer of pods whose job can no
 // longer count them: the job was deleted (the garbage collector deletes its
 // pods), is being deleted, or its name now belongs to a new job. A job
