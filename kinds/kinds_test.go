@@ -69,8 +69,8 @@ func TestEntriesAreOfOneKind(t *testing.T) {
 		if fw.Kind() != k.Info.Kind || fw.ControllerName() != k.Info.ControllerName {
 			t.Errorf("%s: adapter kind %s, controller %s, want %+v", k.Info.Kind, fw.Kind(), fw.ControllerName(), k.Info)
 		}
-		if k.Webhooks.Info != k.Info {
-			t.Errorf("%s: webhooks of %+v", k.Info.Kind, k.Webhooks.Info)
+		if k.Webhooks.Info() != k.Info {
+			t.Errorf("%s: webhooks of %+v", k.Info.Kind, k.Webhooks.Info())
 		}
 	}
 }
