@@ -501,3 +501,29 @@ func TestCheckPolicyDeletedPodThatSucceeds(t *testing.T) {
 		t.Errorf("deleted running worker, no restart: violations %q, want %q", rules(vs), ruleRestarts)
 	}
 }
+
+// A leader killed between its creates: the master was made, the worker not,
+// and the master finished before a new leader reconciled (seed 42 failover,
+// pt-ok-096). The job is done; a finishing pass creates nothing. With the
+// master finishing while an operator ran, the missing worker is a violation.
+func TestCheckReplicaMissingWhileLeaderless(t *testing.T) {
+	in := checkInput{
+		Expect: map[string]expectation{"ns/j": {Design: designOK, Outcome: "Succeeded", Replicas: 2,
+			Incarnations: map[string]int{}}},
+		Final: map[string]jobObs{"ns/j": {Job: "ns/j", Succeeded: true, TerminalAt: at(12)}},
+		History: history{Pods: life(1, "m", "master", "", corev1.PodSucceeded, 4, 13), Jobs: []jobObs{
+			{At: at(0), Job: "ns/j"},
+			{At: at(12.2), Job: "ns/j", Succeeded: true, TerminalAt: at(12)},
+		}},
+	}
+	for i := range in.History.Pods {
+		in.History.Pods[i].Name, in.History.Pods[i].Attempt = "j-master-0", ""
+	}
+	if vs, _ := check(in); rules(vs) != ruleIncarnations {
+		t.Errorf("no kill: violations %q, want %q: %+v", rules(vs), ruleIncarnations, vs)
+	}
+	in.Leaderless = []timeSpan{{from: at(1.5), to: at(11)}}
+	if vs, _ := check(in); len(vs) != 0 {
+		t.Errorf("master finished while no operator ran: violations %+v, want none", vs)
+	}
+}
