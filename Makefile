@@ -132,8 +132,9 @@ e2e: controlplane-kueue build ## End-to-end suite on the local control plane wit
 		go run ./hack/testsummary -suite e2e -summary $(TEST_SUMMARY) -ginkgo _output/e2e-report.json || rc=1; exit $$rc
 
 # Fuzz targets (webhooks/fuzz_test.go): one per kind, defaulting then
-# validation. Not part of make test, which runs only their seed corpus.
-FUZZ_TARGETS := FuzzPyTorchJob FuzzTFJob FuzzMPIJob FuzzXGBoostJob FuzzPaddleJob FuzzJAXJob
+# validation, listed by go test. Not part of make test, which runs only their
+# seed corpus.
+FUZZ_TARGETS ?= $$(go test -list '^Fuzz' ./webhooks/ | grep '^Fuzz')
 FUZZ_TIME ?= 60s
 # Go minimizes every new interesting input for up to a minute by default, and
 # counts no execs meanwhile: large YAML inputs kept the workers minimizing

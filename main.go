@@ -15,8 +15,8 @@ limitations under the License.
 */
 
 // Command training-operator runs the controllers of the Kubeflow Training
-// Operator v1 kinds (kubeflow.org/v1 PyTorchJob, TFJob, MPIJob, XGBoostJob,
-// PaddleJob, JAXJob).
+// Operator v1 job kinds (kubeflow.org/v1; the table of kinds is package
+// kinds).
 //
 // Settings come from an optional config.training-operator.io/v1alpha1
 // Configuration file (--config) and from the v1 command-line flags, which

@@ -25,32 +25,23 @@ import (
 	"github.com/seed-d8a409e9/training-operator/internal/config"
 	"github.com/seed-d8a409e9/training-operator/internal/eventrecorder"
 	"github.com/seed-d8a409e9/training-operator/internal/metacreate"
+	"github.com/seed-d8a409e9/training-operator/kinds"
 )
-
-// Kind is what the controllers need of one job kind: its scheme name and
-// how to build its adapter. The operator's table of kinds (package kinds)
-// holds one per kind and passes them to Setup and CacheOptions.
-type Kind struct {
-	// Name is the scheme name (the kind, e.g. PyTorchJob), as in enabledSchemes.
-	Name string
-	// NewFramework builds the kind's adapter from the configuration.
-	NewFramework func(cfg *configv1alpha1.Configuration) (engine.Adapter, error)
-}
 
 // lookup returns the kind of all named name (case-insensitively); a name
 // this build does not know is an error, as in the webhooks.
-func lookup(all []Kind, name string) (Kind, error) {
+func lookup(all []kinds.Kind, name string) (kinds.Kind, error) {
 	for _, k := range all {
-		if strings.EqualFold(k.Name, name) {
+		if strings.EqualFold(k.Info.Kind, name) {
 			return k, nil
 		}
 	}
-	return Kind{}, fmt.Errorf("scheme %s is not supported yet", strings.ToLower(name))
+	return kinds.Kind{}, fmt.Errorf("scheme %s is not supported yet", strings.ToLower(name))
 }
 
 // Setup registers with mgr the job controller of every kind of all that cfg
 // enables. It is called once by main before the manager starts.
-func Setup(mgr ctrl.Manager, cfg *configv1alpha1.Configuration, all []Kind) error {
+func Setup(mgr ctrl.Manager, cfg *configv1alpha1.Configuration, all []kinds.Kind) error {
 	if err := engine.SetupIndexes(context.Background(), mgr.GetFieldIndexer()); err != nil {
 		return fmt.Errorf("setting up field indexes: %w", err)
 	}
@@ -88,7 +79,7 @@ func Setup(mgr ctrl.Manager, cfg *configv1alpha1.Configuration, all []Kind) erro
 		if err != nil {
 			return fmt.Errorf("%s: %w", name, err)
 		}
-		controllerName := fw.NewJob().KindInfo().ControllerName
+		controllerName := k.Info.ControllerName
 		rec := events.Recorder(controllerName)
 		recorders[controllerName] = rec
 		r := fw.NewReconciler(children, mgr.GetAPIReader(), rec,
@@ -116,7 +107,7 @@ func Setup(mgr ctrl.Manager, cfg *configv1alpha1.Configuration, all []Kind) erro
 // (cachetrim.go), and Services are cached as metadata only. Every adapter's
 // extra types are listed, enabled or not, so that a disabled kind's types
 // are not cached unfiltered either.
-func cacheByObject(cfg *configv1alpha1.Configuration, all []Kind) (map[client.Object]cache.ByObject, error) {
+func cacheByObject(cfg *configv1alpha1.Configuration, all []kinds.Kind) (map[client.Object]cache.ByObject, error) {
 	req, err := labels.NewRequirement(kubeflowv1.OperatorNameLabel, selection.Exists, nil)
 	if err != nil {
 		panic(err) // constant input
@@ -151,7 +142,7 @@ func cacheByObject(cfg *configv1alpha1.Configuration, all []Kind) (map[client.Ob
 // listed in ByObject: that would make the manager resolve their REST
 // mapping when it is built, so an operator started just before its CRDs are
 // served would fail instead of waiting for them.
-func defaultTransform(cfg *configv1alpha1.Configuration, all []Kind) (toolscache.TransformFunc, error) {
+func defaultTransform(cfg *configv1alpha1.Configuration, all []kinds.Kind) (toolscache.TransformFunc, error) {
 	strip := cache.TransformStripManagedFields()
 	jobs := map[reflect.Type]toolscache.TransformFunc{}
 	for _, name := range cfg.EnabledSchemes {
@@ -177,7 +168,7 @@ func defaultTransform(cfg *configv1alpha1.Configuration, all []Kind) (toolscache
 // kinds all: our children only, trimmed, no managedFields on anything,
 // finished jobs without pod templates, and cfg's namespace if it restricts
 // the operator to one.
-func CacheOptions(cfg *configv1alpha1.Configuration, all []Kind) (cache.Options, error) {
+func CacheOptions(cfg *configv1alpha1.Configuration, all []kinds.Kind) (cache.Options, error) {
 	transform, err := defaultTransform(cfg, all)
 	if err != nil {
 		return cache.Options{}, err

@@ -18,7 +18,7 @@ import (
 func TestDefaultTransform(t *testing.T) {
 	cfg := &configv1alpha1.Configuration{}
 	configv1alpha1.SetDefaults_Configuration(cfg)
-	opts, err := controllers.CacheOptions(cfg, kinds.Controllers())
+	opts, err := controllers.CacheOptions(cfg, kinds.All())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -40,7 +40,7 @@ func TestDefaultTransform(t *testing.T) {
 func TestCacheOptionsUnknownKind(t *testing.T) {
 	cfg := &configv1alpha1.Configuration{EnabledSchemes: []string{"PyTorchJob", "FooJob"}}
 	configv1alpha1.SetDefaults_Configuration(cfg)
-	if _, err := controllers.CacheOptions(cfg, kinds.Controllers()); err == nil || err.Error() != "scheme foojob is not supported yet" {
+	if _, err := controllers.CacheOptions(cfg, kinds.All()); err == nil || err.Error() != "scheme foojob is not supported yet" {
 		t.Errorf("CacheOptions with an unknown scheme: %v", err)
 	}
 }

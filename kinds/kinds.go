@@ -1,13 +1,19 @@
 // Package kinds is the one table of the job kinds the operator runs. Each
 // kind is registered here once, with its API type, its engine adapter and
-// its admission webhooks; main and the test harnesses hand the table's parts
-// to the controllers (Controllers) and the webhooks (Webhooks), which hold
-// no list of kinds of their own.
+// its admission webhooks; main and the test harnesses hand the table to the
+// controllers (All) and its webhooks to the webhooks package (Webhooks),
+// which hold no list of kinds of their own. Kind is the one type of a job
+// kind: the controllers take it whole, the webhooks take its Webhooks (the
+// webhooks package must not depend on the adapters).
+//
+// The build reads the table too: hack/crdpatch takes each CRD's default
+// container name from it, and hack/chart (make chart-sync) renders the
+// chart's and the kustomize overlays' lists of kinds from it.
 //
 // Adding a kind: its API type in apis/kubeflow.org/v1 (with the Job
 // methods) and its name in the Configuration API (AllSchemes), an adapter
-// package under controllers/, its validation and webhook markers in
-// webhooks/, and one register line in All.
+// package under controllers/ (with the RBAC markers of its resources), its
+// validation and webhook markers in webhooks/, and one register line in All.
 package kinds
 
 import (
@@ -19,7 +25,6 @@ import (
 
 	configv1alpha1 "github.com/seed-d8a409e9/training-operator/apis/config/v1alpha1"
 	kubeflowv1 "github.com/seed-d8a409e9/training-operator/apis/kubeflow.org/v1"
-	"github.com/seed-d8a409e9/training-operator/controllers"
 	"github.com/seed-d8a409e9/training-operator/controllers/engine"
 	"github.com/seed-d8a409e9/training-operator/controllers/jax"
 	"github.com/seed-d8a409e9/training-operator/controllers/mpi"
@@ -51,7 +56,7 @@ type Kind struct {
 	// NewFramework builds the kind's engine adapter from the configuration.
 	NewFramework func(cfg *configv1alpha1.Configuration) (engine.Adapter, error)
 	// Webhooks are the kind's defaulting and validating webhooks.
-	Webhooks webhooks.Kind
+	Webhooks webhooks.Hooks
 
 	newJob func() kubeflowv1.Job
 	// framework builds the adapter as its package makes it, for the tests
@@ -89,20 +94,10 @@ func Names() []string {
 	return out
 }
 
-// Controllers returns what controllers.Setup and controllers.CacheOptions
-// need of every kind.
-func Controllers() []controllers.Kind {
-	var out []controllers.Kind
-	for _, k := range All() {
-		out = append(out, controllers.Kind{Name: k.Info.Kind, NewFramework: k.NewFramework})
-	}
-	return out
-}
-
-// Webhooks returns what webhooks.Setup and webhooks.WebhookConfigurations
-// need of every kind.
-func Webhooks() []webhooks.Kind {
-	var out []webhooks.Kind
+// Webhooks returns the webhooks of every kind, for webhooks.Setup and
+// webhooks.WebhookConfigurations.
+func Webhooks() []webhooks.Hooks {
+	var out []webhooks.Hooks
 	for _, k := range All() {
 		out = append(out, k.Webhooks)
 	}

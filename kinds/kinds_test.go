@@ -69,8 +69,8 @@ func TestEntriesAreOfOneKind(t *testing.T) {
 		if info := fw.NewJob().KindInfo(); info != k.Info {
 			t.Errorf("%s: adapter of %+v, want %+v", k.Info.Kind, info, k.Info)
 		}
-		if k.Webhooks.Info != k.Info {
-			t.Errorf("%s: webhooks of %+v", k.Info.Kind, k.Webhooks.Info)
+		if k.Webhooks.Info() != k.Info {
+			t.Errorf("%s: webhooks of %+v", k.Info.Kind, k.Webhooks.Info())
 		}
 	}
 }

@@ -183,7 +183,7 @@ func TestPodTemplateRules(t *testing.T) {
 // webhook, which runs after schema validation, still rejects it.
 func TestUndecodableObjectsReachSchemaValidation(t *testing.T) {
 	mgr := newTestManager(t)
-	if err := Setup(mgr, []Kind{For(ValidatePyTorchJob)}, []string{"PyTorchJob"}); err != nil {
+	if err := Setup(mgr, []Hooks{For(ValidatePyTorchJob)}, []string{"PyTorchJob"}); err != nil {
 		t.Fatal(err)
 	}
 	srv := httptest.NewServer(mgr.GetWebhookServer().WebhookMux())

@@ -58,14 +58,17 @@ const (
 	pathGroupVersion  = "kubeflow-org-v1"
 )
 
-// Kind is the webhooks of one job kind; For builds it. The operator's
-// table of kinds (package kinds) holds one per kind and passes them to
-// Setup and WebhookConfigurations.
-type Kind struct {
-	// Info is the kind's constants (kind name, plural resource).
-	Info  kubeflowv1.KindInfo
+// Hooks are the defaulting and validating webhooks of one job kind; For
+// builds them. Each kind of the operator's table (package kinds) holds its
+// Hooks, and the table passes them to Setup and WebhookConfigurations.
+type Hooks struct {
+	info  kubeflowv1.KindInfo
 	setup func(mgr ctrl.Manager) error
 }
+
+// Info is the constants of the job kind the hooks are of (kind name,
+// plural resource), from its API type.
+func (h Hooks) Info() kubeflowv1.KindInfo { return h.info }
 
 // For is the webhooks of the job kind P: a defaulting webhook that applies
 // the kind's defaults (kubeflowv1.Job.ApplyDefaults) and a validating
@@ -74,9 +77,9 @@ type Kind struct {
 func For[J any, P interface {
 	*J
 	kubeflowv1.Job
-}](validate func(old, new P) (field.ErrorList, admission.Warnings)) Kind {
+}](validate func(old, new P) (field.ErrorList, admission.Warnings)) Hooks {
 	info := P(new(J)).KindInfo()
-	return Kind{Info: info, setup: func(mgr ctrl.Manager) error {
+	return Hooks{info: info, setup: func(mgr ctrl.Manager) error {
 		return setupJobWebhook(mgr, P(new(J)), &jobWebhook[P]{
 			kind:        info.Kind,
 			setDefaults: P.ApplyDefaults,
@@ -115,27 +118,27 @@ func MutatingWebhookName(kind string) string {
 // matched case-insensitively; a name not in all is an error. Kinds that
 // are not enabled get no handler, and WebhookConfigurations leaves them out
 // of the installed configurations.
-func Setup(mgr ctrl.Manager, all []Kind, enabledSchemes []string) error {
+func Setup(mgr ctrl.Manager, all []Hooks, enabledSchemes []string) error {
 	enabled, err := enabledKinds(all, enabledSchemes)
 	if err != nil {
 		return err
 	}
 	for _, k := range enabled {
 		if err := k.setup(mgr); err != nil {
-			return fmt.Errorf("setting up the %s webhooks: %w", k.Info.Kind, err)
+			return fmt.Errorf("setting up the %s webhooks: %w", k.info.Kind, err)
 		}
 	}
 	return nil
 }
 
 // enabledKinds returns the kinds of all named in schemes, in the order of all.
-func enabledKinds(all []Kind, schemes []string) ([]Kind, error) {
+func enabledKinds(all []Hooks, schemes []string) ([]Hooks, error) {
 	want := map[string]bool{}
 	for _, s := range schemes {
 		found := false
 		for _, k := range all {
-			if strings.EqualFold(s, k.Info.Kind) {
-				want[k.Info.Kind], found = true, true
+			if strings.EqualFold(s, k.info.Kind) {
+				want[k.info.Kind], found = true, true
 				break
 			}
 		}
@@ -143,9 +146,9 @@ func enabledKinds(all []Kind, schemes []string) ([]Kind, error) {
 			return nil, fmt.Errorf("scheme %s is not supported yet", strings.ToLower(s))
 		}
 	}
-	var out []Kind
+	var out []Hooks
 	for _, k := range all {
-		if want[k.Info.Kind] {
+		if want[k.info.Kind] {
 			out = append(out, k)
 		}
 	}
@@ -172,14 +175,14 @@ type Configurations struct {
 // enabled (an unknown name is an error, as in Setup), with the same settings as the kubebuilder markers that generate
 // config/webhook/manifests.yaml: failurePolicy Fail, sideEffects None,
 // admissionReviewVersions v1, operations CREATE and UPDATE on kubeflow.org/v1.
-func WebhookConfigurations(all []Kind, enabledSchemes []string) (*Configurations, error) {
+func WebhookConfigurations(all []Hooks, enabledSchemes []string) (*Configurations, error) {
 	enabled, err := enabledKinds(all, enabledSchemes)
 	if err != nil {
 		return nil, err
 	}
 	out := &Configurations{MutatingName: MutatingWebhookConfigurationName, ValidatingName: ValidatingWebhookConfigurationName}
 	for _, k := range all {
-		out.Managed = append(out.Managed, MutatingWebhookName(k.Info.Kind), ValidatingWebhookName(k.Info.Kind))
+		out.Managed = append(out.Managed, MutatingWebhookName(k.info.Kind), ValidatingWebhookName(k.info.Kind))
 	}
 	fail := admissionregistrationv1.Fail
 	none := admissionregistrationv1.SideEffectClassNone
@@ -189,12 +192,12 @@ func WebhookConfigurations(all []Kind, enabledSchemes []string) (*Configurations
 			Rule: admissionregistrationv1.Rule{
 				APIGroups:   []string{kubeflowv1.GroupVersion.Group},
 				APIVersions: []string{kubeflowv1.GroupVersion.Version},
-				Resources:   []string{k.Info.Plural},
+				Resources:   []string{k.info.Plural},
 			},
 		}}
-		mpath, vpath := MutatingPath(k.Info.Kind), ValidatingPath(k.Info.Kind)
+		mpath, vpath := MutatingPath(k.info.Kind), ValidatingPath(k.info.Kind)
 		out.Mutating = append(out.Mutating, admissionregistrationv1.MutatingWebhook{
-			Name:                    MutatingWebhookName(k.Info.Kind),
+			Name:                    MutatingWebhookName(k.info.Kind),
 			ClientConfig:            admissionregistrationv1.WebhookClientConfig{Service: &admissionregistrationv1.ServiceReference{Path: &mpath}},
 			Rules:                   rules,
 			FailurePolicy:           &fail,
@@ -202,7 +205,7 @@ func WebhookConfigurations(all []Kind, enabledSchemes []string) (*Configurations
 			AdmissionReviewVersions: []string{"v1"},
 		})
 		out.Validating = append(out.Validating, admissionregistrationv1.ValidatingWebhook{
-			Name:                    ValidatingWebhookName(k.Info.Kind),
+			Name:                    ValidatingWebhookName(k.info.Kind),
 			ClientConfig:            admissionregistrationv1.WebhookClientConfig{Service: &admissionregistrationv1.ServiceReference{Path: &vpath}},
 			Rules:                   rules,
 			FailurePolicy:           &fail,

@@ -170,7 +170,7 @@ func registered(mgr ctrl.Manager, path string) bool {
 // handlers, as the API server does.
 func TestServeAdmissionReview(t *testing.T) {
 	mgr := newTestManager(t)
-	if err := Setup(mgr, []Kind{For(ValidatePyTorchJob)}, []string{"PyTorchJob"}); err != nil {
+	if err := Setup(mgr, []Hooks{For(ValidatePyTorchJob)}, []string{"PyTorchJob"}); err != nil {
 		t.Fatal(err)
 	}
 	srv := httptest.NewServer(mgr.GetWebhookServer().WebhookMux())

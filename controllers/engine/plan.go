@@ -233,8 +233,8 @@ func (r *Reconciler[J]) planPass(ctx context.Context, job J, p *plan) error {
 	switch {
 	case v.Succeeded:
 		if v.Running {
-			// The rule saw the job run and finish in one pass (XGBoost counts a
-			// finished Master as having run): record Running first, as v1 does.
+			// The rule saw the job run and finish in one pass (a rule may count
+			// a finished replica as having run): record Running first, as v1 does.
 			r.markRunning(p, v.RunningMessage, now)
 		}
 		if st.CompletionTime == nil {

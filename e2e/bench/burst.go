@@ -21,7 +21,9 @@ import (
 	"fmt"
 	"time"
 
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kubeflowv1 "github.com/seed-d8a409e9/training-operator/apis/kubeflow.org/v1"
 )
@@ -64,10 +66,25 @@ func burstOf(name string, n int, mutate func(*kubeflowv1.PyTorchJob)) scenario {
 		}
 		res.Jobs, res.Pods = n, 4*n
 
-		start := time.Now()
-		keys, err := e.createJobs(ctx, jobs, createParallelism)
-		sent := time.Since(start)
+		lease, err := e.watchLease(ctx, operatorNamespace)
 		if err != nil {
+			return err
+		}
+		hooksBefore := e.operator.webhookHistogram(ctx)
+		start := time.Now()
+		keys := make([]types.NamespacedName, n)
+		creates := make([]time.Duration, n)
+		err = parallelDo(n, createParallelism, func(i int) error {
+			keys[i] = client.ObjectKeyFromObject(jobs[i])
+			t := time.Now()
+			err := e.createJob(ctx, jobs[i])
+			creates[i] = time.Since(t)
+			return err
+		})
+		sent := time.Since(start)
+		hooks := e.operator.webhookHistogram(ctx).since(hooksBefore)
+		if err != nil {
+			lease.intervals()
 			return err
 		}
 		waitErr := e.waitJobs(ctx, keys, jobGoal{pods: 4, services: 4, running: true, succeeded: true},
@@ -88,6 +105,7 @@ func burstOf(name string, n int, mutate func(*kubeflowv1.PyTorchJob)) scenario {
 		}
 		res.Metrics = append(res.Metrics, latencyMetrics("create→all pods", st.toPods)...)
 		res.Metrics = append(res.Metrics, latencyMetrics("create→Running", st.toRunning)...)
+		res.Metrics = append(res.Metrics, dutyMetrics(creates, hooks, lease.intervals())...)
 		return waitErr
 	}}
 }

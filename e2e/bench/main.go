@@ -151,6 +151,8 @@ func parseFlags() (options, error) {
 	flag.StringVar(&o.operatorArgs, "operator-args", defaultOperatorArgs,
 		"extra operator arguments after --kubeconfig, --metrics-bind-address, --health-probe-bind-address and --leader-elect=false; "+
 			"placeholders {kubeconfig} {metrics} {health} {webhook-port} {config} {dir}")
+	leaderElect := flag.Bool("leader-elect", false,
+		"run the operator with leader election (appends --leader-elect=true), so the bursts report its Lease's renewal intervals")
 	flag.BoolVar(&o.heapProfile, "heap-profile", false,
 		"pass --pprof-bind-address={pprof} to the operator and save its heap profile after each scenario as <scenario>.heap.pb.gz (go tool pprof -top)")
 	flag.BoolVar(&o.cpuProfile, "cpu-profile", false,
@@ -164,6 +166,9 @@ func parseFlags() (options, error) {
 	flag.StringVar(&o.outDir, "out", filepath.Join(util.RepoRoot(), "_output", "bench"), "results directory (a timestamped subdirectory is created)")
 	flag.Parse()
 
+	if *leaderElect {
+		o.operatorArgs += " --leader-elect=true"
+	}
 	if o.repeat < 1 {
 		return o, errors.New("--repeat must be at least 1")
 	}

@@ -493,3 +493,32 @@ func TestTrackedBurst(t *testing.T) {
 		t.Error("a tracked burst without its plain burst is set beside nothing")
 	}
 }
+
+// The webhook histogram's quantile interpolates within the bucket, as
+// Prometheus' histogram_quantile does.
+func TestHistogramQuantile(t *testing.T) {
+	text := `# TYPE controller_runtime_webhook_latency_seconds histogram
+controller_runtime_webhook_latency_seconds_bucket{webhook="/a",le="0.005"} 50
+controller_runtime_webhook_latency_seconds_bucket{webhook="/a",le="0.01"} 90
+controller_runtime_webhook_latency_seconds_bucket{webhook="/a",le="0.025"} 100
+controller_runtime_webhook_latency_seconds_bucket{webhook="/a",le="+Inf"} 100
+controller_runtime_webhook_latency_seconds_bucket{webhook="/b",le="0.005"} 50
+controller_runtime_webhook_latency_seconds_bucket{webhook="/b",le="0.01"} 90
+controller_runtime_webhook_latency_seconds_bucket{webhook="/b",le="0.025"} 100
+controller_runtime_webhook_latency_seconds_bucket{webhook="/b",le="+Inf"} 100
+`
+	h := bucketsOf(text, webhookLatencyMetric)
+	if h.count() != 200 {
+		t.Fatalf("count %v, want 200", h.count())
+	}
+	if got := h.quantile(0.5); math.Abs(got-0.005) > 1e-9 {
+		t.Errorf("p50 %v, want 0.005", got)
+	}
+	// rank 198 of 200 is in (0.01, 0.025]: 180 below, 20 in it.
+	if got, want := h.quantile(0.99), 0.01+0.015*18/20; math.Abs(got-want) > 1e-9 {
+		t.Errorf("p99 %v, want %v", got, want)
+	}
+	if d := h.since(h); d.count() != 0 || !math.IsNaN(d.quantile(0.99)) {
+		t.Errorf("an empty difference: count %v, p99 %v", d.count(), d.quantile(0.99))
+	}
+}

@@ -473,3 +473,57 @@ func TestCheckRestartCountAcrossGap(t *testing.T) {
 		t.Errorf("across a gap: violations %+v, want none", vs)
 	}
 }
+
+// Under a failure policy too, a deleted running pod whose containers still
+// exit 0 before the operator sees it terminating is a success, not a
+// restart (seed 99, jax-fp-disrupt-107: 46 restarts for 47 deletions).
+func TestCheckPolicyDeletedPodThatSucceeds(t *testing.T) {
+	in := func(end corev1.PodPhase) checkInput {
+		w0 := []podObs{podOf(1, "w0", "worker", "0", corev1.PodPending), podOf(2, "w0", "worker", "0", corev1.PodRunning),
+			deleting(podOf(4, "w0", "worker", "0", corev1.PodRunning)), deleting(podOf(4.05, "w0", "worker", "0", end)),
+			gone(podOf(4.1, "w0", "worker", "0", end))}
+		return checkInput{
+			Expect: map[string]expectation{"ns/j": {Design: designFPDisrupt, Outcome: "Succeeded", Tracked: true, Replicas: 2,
+				MaxRestarts: ptr.To(int32(0)), Strategy: string(kubeflowv1.RestartStrategyRecreate),
+				DisruptPod: "j-worker-0", DecisivePod: "j-master-0"}},
+			Final: map[string]jobObs{"ns/j": {Job: "ns/j", Succeeded: true, TerminalAt: at(5)}},
+			History: history{Pods: byTime(life(1, "m0", "master", "0", corev1.PodSucceeded, 4.5, 6), w0), Jobs: []jobObs{
+				{At: at(0), Job: "ns/j"},
+				{At: at(5.2), Job: "ns/j", Succeeded: true, TerminalAt: at(5)},
+			}},
+			Disrupted: map[string]disruption{"ns/j": {UID: "w0", At: at(4)}},
+		}
+	}
+	if vs, _ := check(in(corev1.PodSucceeded)); len(vs) != 0 {
+		t.Errorf("deleted worker that exited 0, no restart: violations %+v, want none", vs)
+	}
+	if vs, _ := check(in(corev1.PodRunning)); !strings.Contains(rules(vs), ruleRestarts) {
+		t.Errorf("deleted running worker, no restart: violations %q, want %q", rules(vs), ruleRestarts)
+	}
+}
+
+// A leader killed between its creates: the master was made, the worker not,
+// and the master finished before a new leader reconciled (seed 42 failover,
+// pt-ok-096). The job is done; a finishing pass creates nothing. With the
+// master finishing while an operator ran, the missing worker is a violation.
+func TestCheckReplicaMissingWhileLeaderless(t *testing.T) {
+	in := checkInput{
+		Expect: map[string]expectation{"ns/j": {Design: designOK, Outcome: "Succeeded", Replicas: 2,
+			Incarnations: map[string]int{}}},
+		Final: map[string]jobObs{"ns/j": {Job: "ns/j", Succeeded: true, TerminalAt: at(12)}},
+		History: history{Pods: life(1, "m", "master", "", corev1.PodSucceeded, 4, 13), Jobs: []jobObs{
+			{At: at(0), Job: "ns/j"},
+			{At: at(12.2), Job: "ns/j", Succeeded: true, TerminalAt: at(12)},
+		}},
+	}
+	for i := range in.History.Pods {
+		in.History.Pods[i].Name, in.History.Pods[i].Attempt = "j-master-0", ""
+	}
+	if vs, _ := check(in); rules(vs) != ruleIncarnations {
+		t.Errorf("no kill: violations %q, want %q: %+v", rules(vs), ruleIncarnations, vs)
+	}
+	in.Leaderless = []timeSpan{{from: at(1.5), to: at(11)}}
+	if vs, _ := check(in); len(vs) != 0 {
+		t.Errorf("master finished while no operator ran: violations %+v, want none", vs)
+	}
+}

@@ -170,6 +170,9 @@ type listSpy struct {
 	r    *recorder
 }
 
+// WrappedRoundTripper lets client-go reach the transport beneath (to cancel requests).
+func (l listSpy) WrappedRoundTripper() http.RoundTripper { return l.next }
+
 func (l listSpy) RoundTrip(req *http.Request) (*http.Response, error) {
 	if req.Method == http.MethodGet && req.URL.Query().Get("watch") != "true" {
 		l.r.mu.Lock()

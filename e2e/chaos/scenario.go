@@ -25,6 +25,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 )
@@ -78,6 +79,28 @@ type fault struct {
 	// Ready is how long the restarted operator took to answer /readyz.
 	Ready time.Duration `json:"ready,omitempty"`
 	Note  string        `json:"note,omitempty"`
+}
+
+// leaderless are the spans from each kill to the first reconcile of the
+// process that takes over (the end of the fault when that is unknown).
+func (r *run) leaderless() []timeSpan {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []timeSpan
+	for _, f := range r.faults {
+		if !strings.Contains(f.Type, "SIGKILL") {
+			continue
+		}
+		to := f.End
+		switch {
+		case f.ToReconcile > 0:
+			to = f.End.Add(f.ToReconcile)
+		case f.ToLeader > 0:
+			to = f.At.Add(f.ToLeader)
+		}
+		out = append(out, timeSpan{from: f.At, to: to})
+	}
+	return out
 }
 
 func (r *run) addFault(f fault) {
@@ -167,7 +190,8 @@ func (r *run) execute(ctx context.Context, res *Result) error {
 	if err != nil {
 		return fmt.Errorf("listing jobs: %w", err)
 	}
-	in := checkInput{Expect: map[string]expectation{}, Final: final, History: r.rec.snapshot(), Disrupted: dis.results()}
+	in := checkInput{Expect: map[string]expectation{}, Final: final, History: r.rec.snapshot(), Disrupted: dis.results(),
+		Leaderless: r.leaderless()}
 	for _, j := range r.jobs {
 		if _, bad := createFailed[j.key()]; !bad {
 			in.Expect[j.key()] = j.expect

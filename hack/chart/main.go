@@ -16,7 +16,9 @@ limitations under the License.
 
 // Command chart copies the generated manifests of config/ into the Helm
 // chart and the kustomize RBAC (make chart-sync): CRDs, RBAC rules grouped
-// by scope, webhooks. With -check it only reports files that are stale.
+// by scope, webhooks; and renders the chart's and kustomize's lists of job
+// kinds from the table of kinds. With -check it only reports files that are
+// stale.
 package main
 
 import (

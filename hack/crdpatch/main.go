@@ -13,6 +13,8 @@ import (
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"sigs.k8s.io/yaml"
+
+	"github.com/seed-d8a409e9/training-operator/kinds"
 )
 
 func main() {
@@ -33,11 +35,15 @@ func main() {
 	}
 }
 
-// defaultContainer is each kind's default container name (spec B1.4).
-var defaultContainer = map[string]string{
-	"PyTorchJob": "pytorch", "TFJob": "tensorflow", "MPIJob": "mpi",
-	"XGBoostJob": "xgboost", "PaddleJob": "paddle", "JAXJob": "jax",
-}
+// defaultContainer is each kind's default container name (spec B1.4), from
+// the table of kinds.
+var defaultContainer = func() map[string]string {
+	out := map[string]string{}
+	for _, k := range kinds.All() {
+		out[k.Info.Kind] = k.Info.DefaultContainerName
+	}
+	return out
+}()
 
 func patch(path string) error {
 	data, err := os.ReadFile(path)

@@ -132,9 +132,9 @@ func canonicalize(cfg *configv1alpha1.Configuration) {
 	}
 }
 
-// NormalizeScheme returns the canonical name (PyTorchJob, TFJob, MPIJob,
-// XGBoostJob, PaddleJob or JAXJob) of a job kind matched case-insensitively,
-// and whether the name is supported.
+// NormalizeScheme returns the canonical name (as in AllSchemes, e.g.
+// PyTorchJob) of a job kind matched case-insensitively, and whether the name
+// is supported.
 func NormalizeScheme(name string) (string, bool) {
 	for _, s := range configv1alpha1.AllSchemes() {
 		if strings.EqualFold(s, name) {

@@ -158,7 +158,7 @@ func New(restCfg *rest.Config, cfg *configv1alpha1.Configuration, o Overrides) (
 			return nil, fmt.Errorf("setting up webhooks: %w", err)
 		}
 	}
-	if err := controllers.Setup(mgr, cfg, kinds.Controllers()); err != nil {
+	if err := controllers.Setup(mgr, cfg, kinds.All()); err != nil {
 		return nil, fmt.Errorf("setting up controllers: %w", err)
 	}
 	return op, nil
@@ -220,7 +220,7 @@ func newManager(watchCtx context.Context, restCfg *rest.Config, cfg *configv1alp
 		metricsOpts.TLSOpts = []func(*tls.Config){certs.MetricsTLS(watchCtx)}
 	}
 
-	cacheOpts, err := controllers.CacheOptions(cfg, kinds.Controllers())
+	cacheOpts, err := controllers.CacheOptions(cfg, kinds.All())
 	if err != nil {
 		return nil, err
 	}

@@ -45,16 +45,31 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | 
 {{- define "training-operator.certificateName" -}}training-operator-serving-cert{{- end -}}
 
 {{/*
-Plural resources of the enabled kinds, as a JSON list (all six when
+Plural resources of every kind, as a JSON list, from files/kinds.yaml
+(generated from the operator's table of kinds by make chart-sync).
+*/}}
+{{- define "training-operator.allResources" -}}
+{{- $out := list -}}
+{{- range (.Files.Get "files/kinds.yaml" | fromYaml).kinds -}}
+{{- $out = append $out .plural -}}
+{{- end -}}
+{{ toJson $out }}
+{{- end -}}
+
+{{/*
+Plural resources of the enabled kinds, as a JSON list (every kind when
 enabledSchemes is empty).
 */}}
 {{- define "training-operator.enabledResources" -}}
-{{- $all := list "pytorchjobs" "tfjobs" "mpijobs" "xgboostjobs" "paddlejobs" "jaxjobs" -}}
+{{- $plural := dict -}}
+{{- range (.Files.Get "files/kinds.yaml" | fromYaml).kinds -}}
+{{- $_ := set $plural (lower .kind) .plural -}}
+{{- end -}}
 {{- $out := list -}}
 {{- range .Values.enabledSchemes -}}
-{{- $out = append $out (printf "%ss" (lower .)) -}}
+{{- $out = append $out (get $plural (lower .)) -}}
 {{- end -}}
-{{- if not $out }}{{ $out = $all }}{{ end -}}
+{{- if not $out }}{{ $out = include "training-operator.allResources" $ | fromJsonArray }}{{ end -}}
 {{ toJson (uniq $out) }}
 {{- end -}}
 

@@ -23,7 +23,16 @@ limitations under the License.
 //   - charts/training-operator/files/webhooks.yaml: the webhooks of
 //     config/webhook/manifests.yaml;
 //   - config/default/rbac/cluster_role.yaml and role.yaml: the same rules
-//     for the kustomize install.
+//     for the kustomize install;
+//   - config/crd/kustomization.yaml: the CRDs of config/crd/bases;
+//
+// and the files that list the job kinds, from the table of kinds (package
+// kinds), so that adding a kind touches none of them:
+//
+//   - charts/training-operator/files/kinds.yaml: every kind and its plural,
+//     read by the chart's templates;
+//   - the enum of scheme names in charts/training-operator/values.schema.json;
+//   - config/overlays/kubeflow/kubeflow-training-roles.yaml: the user roles.
 //
 // The grouping is what makes the install least-privilege: the certificate
 // Secret and the leader-election Lease live in the operator's namespace, so
@@ -309,6 +318,9 @@ func Generate(root string) (map[string][]byte, error) {
 			return nil, err
 		}
 		out[path] = append([]byte(fmt.Sprintf(header, RoleSource)), data...)
+	}
+	if err := generateKinds(root, out); err != nil {
+		return nil, err
 	}
 	return out, nil
 }

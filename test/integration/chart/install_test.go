@@ -195,7 +195,7 @@ func (c *liveCluster) runOperator(t *testing.T, inst operatorInstall) *runningOp
 	if err != nil {
 		t.Fatal(err)
 	}
-	cacheOpts, err := controllers.CacheOptions(cfg, kinds.Controllers())
+	cacheOpts, err := controllers.CacheOptions(cfg, kinds.All())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -227,7 +227,7 @@ func (c *liveCluster) runOperator(t *testing.T, inst operatorInstall) *runningOp
 	if err := webhooks.Setup(mgr, kinds.Webhooks(), cfg.EnabledSchemes); err != nil {
 		t.Fatal(err)
 	}
-	if err := controllers.Setup(mgr, cfg, kinds.Controllers()); err != nil {
+	if err := controllers.Setup(mgr, cfg, kinds.All()); err != nil {
 		t.Fatal(err)
 	}
 	readyz := certs.ReadyzCheck(mgr.GetWebhookServer())

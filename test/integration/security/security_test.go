@@ -22,6 +22,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"fmt"
+	"maps"
 	"net"
 	"net/http"
 	"path/filepath"
@@ -41,6 +42,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	configv1alpha1 "github.com/seed-d8a409e9/training-operator/apis/config/v1alpha1"
 	"github.com/seed-d8a409e9/training-operator/internal/testjobs"
 	"github.com/seed-d8a409e9/training-operator/test/util"
 )
@@ -48,7 +50,7 @@ import (
 // TestSecurity runs one operator with the chart's RBAC and secure metrics,
 // then checks metrics authentication, TLS versions and least privilege.
 func TestSecurity(t *testing.T) {
-	s := start(t)
+	s := start(t, configv1alpha1.CertManagementSelfSigned)
 	op := s.startOperator(t, nil)
 	s.waitWebhooksReachable(t, testjobs.MakePyTorchJob("probe", "default").Master(1).Obj())
 
@@ -72,6 +74,23 @@ func TestSecurity(t *testing.T) {
 				t.Logf("%s %s: handshake error %v", srv.name, v.name, err)
 			}
 		}
+	})
+	t.Run("RBAC grants exactly what the operator uses", func(t *testing.T) {
+		s.checkLeastPrivilege(t, op)
+	})
+}
+
+// TestSecurityCertManager installs the chart with certManagement
+// cert-manager (what cert-manager and its CA injector write is written by
+// the suite) and checks that the operator then touches neither Secrets nor
+// webhook configurations and that the chart's RBAC for that mode is again
+// exactly what the operator uses.
+func TestSecurityCertManager(t *testing.T) {
+	s := start(t, configv1alpha1.CertManagementCertManager)
+	op := s.startOperator(t, nil)
+	s.waitWebhooksReachable(t, testjobs.MakePyTorchJob("probe", "default").Master(1).Obj())
+	t.Run("secure metrics require authentication and authorization", func(t *testing.T) {
+		s.checkMetricsAuth(t, op)
 	})
 	t.Run("RBAC grants exactly what the operator uses", func(t *testing.T) {
 		s.checkLeastPrivilege(t, op)
@@ -328,28 +347,47 @@ func (s *suite) checkLeastPrivilege(t *testing.T, op *util.FullOperator) {
 		}
 	}
 	observed := s.recorder.snapshot()
-	granted := grants(roleYAML(t, filepath.Join(util.RepoRoot(), "config", "rbac", "role.yaml")))
-	// The secure metrics filter's reviews come from the chart's
-	// training-operator-metrics-auth ClusterRole, not role.yaml.
-	var metricsAuth map[apiCall]bool
-	{
-		o := s.chartObject("ClusterRole", "training-operator-metrics-auth")
-		var cr rbacv1.ClusterRole
-		if err := runtimeConvert(o, &cr); err != nil {
-			t.Fatal(err)
+	// What the chart installed for this mode grants the ServiceAccount,
+	// role by role: the rules from config/rbac/role.yaml, without the
+	// certificate ones unless the operator manages its certificates, and
+	// the secure metrics filter's reviews.
+	byRole := s.chartGrants(t)
+	granted := map[apiCall]bool{}
+	for _, g := range byRole {
+		maps.Copy(granted, g)
+	}
+	if len(granted) == 0 {
+		t.Fatal("the chart grants its ServiceAccount nothing")
+	}
+	if s.mode == configv1alpha1.CertManagementSelfSigned {
+		// The chart's roles are generated from config/rbac/role.yaml; in
+		// this mode they grant all of it.
+		for c := range grants(roleYAML(t, filepath.Join(util.RepoRoot(), "config", "rbac", "role.yaml"))) {
+			if !allowedBy(granted, c) {
+				t.Errorf("config/rbac/role.yaml grants %s, the chart does not", c)
+			}
 		}
-		metricsAuth = grants(cr.Rules)
+	}
+	certCalls := 0
+	for c := range observed {
+		if c.resource == "secrets" || strings.HasSuffix(c.resource, "webhookconfigurations") {
+			certCalls++
+		}
+	}
+	if s.mode != configv1alpha1.CertManagementSelfSigned && certCalls > 0 {
+		t.Errorf("with certManagement %s the operator called Secrets or webhook configurations %d times", s.mode, certCalls)
 	}
 
 	var lines, notAllowed []string
 	for _, c := range sortedCalls(observed) {
-		where := "role.yaml"
-		switch {
-		case allowedBy(granted, c):
-		case allowedBy(metricsAuth, c):
-			where = "chart training-operator-metrics-auth"
-		default:
-			where = "NOT GRANTED"
+		where := "NOT GRANTED"
+		for _, name := range slices.Sorted(maps.Keys(byRole)) {
+			if allowedBy(byRole[name], c) {
+				where = name
+				break
+			}
+		}
+		if where == "NOT GRANTED" {
 			notAllowed = append(notAllowed, c.String())
 		}
 		lines = append(lines, fmt.Sprintf("%-62s x%-5d %s", c, observed[c], where))
@@ -364,7 +402,7 @@ func (s *suite) checkLeastPrivilege(t *testing.T, op *util.FullOperator) {
 	slices.Sort(nr)
 	t.Logf("non-resource requests (discovery, allowed to every authenticated user): %s", strings.Join(nr, ", "))
 	if len(notAllowed) > 0 {
-		t.Errorf("calls not granted by config/rbac/role.yaml:\n  %s", strings.Join(notAllowed, "\n  "))
+		t.Errorf("calls not granted by the chart (certManagement %s):\n  %s", s.mode, strings.Join(notAllowed, "\n  "))
 	}
 
 	used := map[apiCall]string{}
@@ -387,8 +425,43 @@ func (s *suite) checkLeastPrivilege(t *testing.T, op *util.FullOperator) {
 	}
 	t.Logf("granted and not called, but needed:\n  %s", strings.Join(justified, "\n  "))
 	if len(unused) > 0 {
-		t.Errorf("config/rbac/role.yaml grants what the operator never used (remove the kubebuilder:rbac markers' verbs):\n  %s", strings.Join(unused, "\n  "))
+		t.Errorf("the chart (certManagement %s) grants what the operator never used (remove the kubebuilder:rbac markers' verbs, or the chart's rule):\n  %s", s.mode, strings.Join(unused, "\n  "))
 	}
+}
+
+// chartGrants expands the rules of every (Cluster)Role the rendered chart
+// binds to the operator's ServiceAccount, by role.
+func (s *suite) chartGrants(t *testing.T) map[string]map[apiCall]bool {
+	t.Helper()
+	out := map[string]map[apiCall]bool{}
+	for _, o := range s.chart {
+		if o.GetKind() != "ClusterRoleBinding" && o.GetKind() != "RoleBinding" {
+			continue
+		}
+		var b rbacv1.RoleBinding // same fields as a ClusterRoleBinding
+		if err := runtimeConvert(o, &b); err != nil {
+			t.Fatal(err)
+		}
+		if !slices.ContainsFunc(b.Subjects, func(sub rbacv1.Subject) bool {
+			return sub.Kind == rbacv1.ServiceAccountKind && sub.Name == serviceAccount && sub.Namespace == releaseNamespace
+		}) {
+			continue
+		}
+		role := s.chartObject(b.RoleRef.Kind, b.RoleRef.Name)
+		if role == nil {
+			t.Fatalf("%s %s binds %s %s, which the chart does not render", o.GetKind(), o.GetName(), b.RoleRef.Kind, b.RoleRef.Name)
+		}
+		var r rbacv1.ClusterRole
+		if err := runtimeConvert(role, &r); err != nil {
+			t.Fatal(err)
+		}
+		name := "chart " + b.RoleRef.Kind + " " + b.RoleRef.Name
+		if out[name] == nil {
+			out[name] = map[apiCall]bool{}
+		}
+		maps.Copy(out[name], grants(r.Rules))
+	}
+	return out
 }
 
 // jobCondition reports whether a job (any kind, via unstructured) has a

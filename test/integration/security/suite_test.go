@@ -26,6 +26,7 @@ package security_test
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"io"
@@ -63,6 +64,13 @@ const (
 
 // suite is one local cluster with the chart's RBAC installed.
 type suite struct {
+	// mode is the chart's webhook.certManagement: self-signed (the
+	// operator issues its certificate and injects the CA bundle) or
+	// cert-manager (the suite writes what cert-manager and its CA injector
+	// would).
+	mode     configv1alpha1.CertManagement
+	certDir  string        // cert-manager mode: the mounted Secret's files
+	ca       *util.KeyPair // cert-manager mode: the CA Issuer's certificate
 	env      *cluster.Cluster
 	admin    *rest.Config
 	k8s      client.Client
@@ -72,7 +80,7 @@ type suite struct {
 	logs     *util.LogBuffer
 }
 
-func start(t *testing.T) *suite {
+func start(t *testing.T, mode configv1alpha1.CertManagement) *suite {
 	t.Helper()
 	// Volcano and scheduler-plugins are stood in for by kube-scheduler
 	// profiles; the native Workload/PodGroup API needs its feature gate.
@@ -82,7 +90,7 @@ func start(t *testing.T) *suite {
 		FeatureGates:   "GenericWorkload=true",
 		RuntimeConfig:  "scheduling.k8s.io/v1beta1=true",
 	}, filepath.Join(util.RepoRoot(), "config", "crd", "external"))
-	s := &suite{recorder: newRecorder(), logs: util.CaptureOperatorLogs(t, 200)}
+	s := &suite{mode: mode, recorder: newRecorder(), logs: util.CaptureOperatorLogs(t, 200)}
 	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
 	defer cancel()
 	s.env = env
@@ -111,7 +119,7 @@ func (s *suite) installChart(t *testing.T, ctx context.Context) {
 		t.Fatal(err)
 	}
 	out := helm(t, "template", "training-operator", filepath.Join(util.RepoRoot(), "charts", "training-operator"),
-		"--namespace", releaseNamespace, "--set", "metrics.secure=true")
+		"--namespace", releaseNamespace, "--set", "metrics.secure=true", "--set", "webhook.certManagement="+string(s.mode))
 	objs, err := parseManifests(out)
 	if err != nil {
 		t.Fatal(err)
@@ -143,6 +151,85 @@ func (s *suite) installChart(t *testing.T, ctx context.Context) {
 	if !s.config.Metrics.Secure {
 		t.Fatal("metrics.secure=true did not reach the chart's configuration")
 	}
+	if s.config.Webhook.CertManagement != s.mode {
+		t.Fatalf("the chart's configuration has certManagement %q, want %q", s.config.Webhook.CertManagement, s.mode)
+	}
+	if s.mode == configv1alpha1.CertManagementCertManager {
+		s.issueAsCertManager(t, ctx)
+	}
+}
+
+// issueAsCertManager writes what cert-manager makes from the chart's
+// Issuers and Certificates: a CA, a serving certificate it signs for the
+// Service, and the Secret holding both (mounted into the operator's
+// certificate directory).
+func (s *suite) issueAsCertManager(t *testing.T, ctx context.Context) {
+	t.Helper()
+	var err error
+	if s.ca, err = util.NewCA("training-operator-ca"); err != nil {
+		t.Fatal(err)
+	}
+	svc := fmt.Sprintf("%s.%s.svc", s.config.Webhook.ServiceName, releaseNamespace)
+	leaf, err := s.ca.ServingCert(svc, svc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.certDir = t.TempDir()
+	if err := util.WriteTLSFiles(s.certDir, leaf); err != nil {
+		t.Fatal(err)
+	}
+	data := map[string][]byte{"ca.crt": s.ca.CertPEM}
+	for _, f := range []string{corev1.TLSCertKey, corev1.TLSPrivateKeyKey} {
+		if data[f], err = os.ReadFile(filepath.Join(s.certDir, f)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: releaseNamespace, Name: s.config.Webhook.SecretName},
+		Type: corev1.SecretTypeTLS, Data: data}
+	if err := s.k8s.Create(ctx, secret); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// injectAsCAInjector does what cert-manager's CA injector does for the
+// chart's webhook configurations (the CA bundle), and points them at the
+// in-process operator by URL, as the operator does itself when it manages
+// its certificates.
+func (s *suite) injectAsCAInjector(t *testing.T, op *util.FullOperator) {
+	t.Helper()
+	for _, kind := range []string{"MutatingWebhookConfiguration", "ValidatingWebhookConfiguration"} {
+		for _, o := range s.chart {
+			if o.GetKind() != kind {
+				continue
+			}
+			if _, ok := o.GetAnnotations()["cert-manager.io/inject-ca-from"]; !ok {
+				t.Fatalf("%s %s lacks the cert-manager.io/inject-ca-from annotation", kind, o.GetName())
+			}
+			live := &unstructured.Unstructured{}
+			live.SetGroupVersionKind(o.GroupVersionKind())
+			if err := s.k8s.Get(t.Context(), client.ObjectKeyFromObject(o), live); err != nil {
+				t.Fatal(err)
+			}
+			// From the chart's webhooks: the live ones already point at an
+			// earlier operator's URL.
+			hooks, _, _ := unstructured.NestedSlice(o.Object, "webhooks")
+			for i, h := range hooks {
+				m := h.(map[string]any)
+				path, _, _ := unstructured.NestedString(m, "clientConfig", "service", "path")
+				m["clientConfig"] = map[string]any{
+					"url":      "https://" + op.WebhookAddr + path,
+					"caBundle": base64.StdEncoding.EncodeToString(s.ca.CertPEM),
+				}
+				hooks[i] = m
+			}
+			if err := unstructured.SetNestedSlice(live.Object, hooks, "webhooks"); err != nil {
+				t.Fatal(err)
+			}
+			if err := s.k8s.Update(t.Context(), live); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
 }
 
 // operatorConfig is the chart's ServiceAccount identity, every request
@@ -170,6 +257,7 @@ func (s *suite) startOperator(t *testing.T, change func(*configv1alpha1.Configur
 		LeaderElection:   true,
 		MetricsSecure:    cfg.Metrics.Secure,
 		CertResyncPeriod: 2 * time.Second,
+		ProvidedCertDir:  s.certDir,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -179,6 +267,9 @@ func (s *suite) startOperator(t *testing.T, change func(*configv1alpha1.Configur
 			t.Errorf("stopping the operator: %v", err)
 		}
 	})
+	if s.mode == configv1alpha1.CertManagementCertManager {
+		s.injectAsCAInjector(t, op)
+	}
 	return op
 }
 

@@ -329,44 +329,47 @@ func (w *workload) run(op *util.FullOperator) {
 	})
 	w.change(pg, func() { _ = unstructured.SetNestedField(pg.Object, "Inqueue", "status", "phase") })
 
-	// Certificates: the operator may not create its Secret or webhook
-	// configurations (their rules name them, without create); deleted and
-	// re-installed empty, as "helm upgrade" would, they are filled again.
-	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: releaseNamespace, Name: w.s.config.Webhook.SecretName}}
-	w.step("delete the certificate Secret", w.s.k8s.Delete(w.ctx, secret))
-	w.step("re-install the certificate Secret", w.s.k8s.Create(w.ctx, w.s.chartObject("Secret", secret.Name).DeepCopy()))
-	w.until("certificate Secret filled again", func(ctx context.Context) (bool, error) {
-		err := w.s.k8s.Get(ctx, client.ObjectKeyFromObject(secret), secret)
-		return err == nil && len(secret.Data) > 0, nil
-	})
-	for kind, name := range map[string]string{
-		"ValidatingWebhookConfiguration": "validator.training-operator.kubeflow.org",
-		"MutatingWebhookConfiguration":   "defaulter.training-operator.kubeflow.org",
-	} {
-		whc := &unstructured.Unstructured{}
-		whc.SetGroupVersionKind(schema.GroupVersionKind{Group: "admissionregistration.k8s.io", Version: "v1", Kind: kind})
-		whc.SetName(name)
-		w.step("delete the "+kind, w.s.k8s.Delete(w.ctx, whc))
-		// The configurations are watched: wait until the operator has seen
-		// the deletion (and, lacking create, waits) before re-installing,
-		// so a create it should not try cannot slip past the RBAC check.
-		w.until("operator waits for the "+kind+" to be re-installed", func(context.Context) (bool, error) {
-			return strings.Contains(w.s.logs.String(), "webhook configuration "+name+" was deleted"), nil
+	// With cert-manager the operator has no certificate to look after.
+	if w.s.mode == configv1alpha1.CertManagementSelfSigned {
+		// Certificates: the operator may not create its Secret or webhook
+		// configurations (their rules name them, without create); deleted and
+		// re-installed empty, as "helm upgrade" would, they are filled again.
+		secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: releaseNamespace, Name: w.s.config.Webhook.SecretName}}
+		w.step("delete the certificate Secret", w.s.k8s.Delete(w.ctx, secret))
+		w.step("re-install the certificate Secret", w.s.k8s.Create(w.ctx, w.s.chartObject("Secret", secret.Name).DeepCopy()))
+		w.until("certificate Secret filled again", func(ctx context.Context) (bool, error) {
+			err := w.s.k8s.Get(ctx, client.ObjectKeyFromObject(secret), secret)
+			return err == nil && len(secret.Data) > 0, nil
 		})
-		w.step("re-install the "+kind, w.s.k8s.Create(w.ctx, w.s.chartObject(kind, name).DeepCopy()))
-		w.until(kind+" CA bundle injected again", func(ctx context.Context) (bool, error) {
-			if err := w.s.k8s.Get(ctx, client.ObjectKeyFromObject(whc), whc); err != nil {
-				return false, nil
-			}
-			hooks, _, _ := unstructured.NestedSlice(whc.Object, "webhooks")
-			for _, h := range hooks {
-				ca, _, _ := unstructured.NestedString(h.(map[string]any), "clientConfig", "caBundle")
-				if ca == "" {
+		for kind, name := range map[string]string{
+			"ValidatingWebhookConfiguration": "validator.training-operator.kubeflow.org",
+			"MutatingWebhookConfiguration":   "defaulter.training-operator.kubeflow.org",
+		} {
+			whc := &unstructured.Unstructured{}
+			whc.SetGroupVersionKind(schema.GroupVersionKind{Group: "admissionregistration.k8s.io", Version: "v1", Kind: kind})
+			whc.SetName(name)
+			w.step("delete the "+kind, w.s.k8s.Delete(w.ctx, whc))
+			// The configurations are watched: wait until the operator has seen
+			// the deletion (and, lacking create, waits) before re-installing,
+			// so a create it should not try cannot slip past the RBAC check.
+			w.until("operator waits for the "+kind+" to be re-installed", func(context.Context) (bool, error) {
+				return strings.Contains(w.s.logs.String(), "webhook configuration "+name+" was deleted"), nil
+			})
+			w.step("re-install the "+kind, w.s.k8s.Create(w.ctx, w.s.chartObject(kind, name).DeepCopy()))
+			w.until(kind+" CA bundle injected again", func(ctx context.Context) (bool, error) {
+				if err := w.s.k8s.Get(ctx, client.ObjectKeyFromObject(whc), whc); err != nil {
 					return false, nil
 				}
-			}
-			return len(hooks) > 0, nil
-		})
+				hooks, _, _ := unstructured.NestedSlice(whc.Object, "webhooks")
+				for _, h := range hooks {
+					ca, _, _ := unstructured.NestedString(h.(map[string]any), "clientConfig", "caBundle")
+					if ca == "" {
+						return false, nil
+					}
+				}
+				return len(hooks) > 0, nil
+			})
+		}
 	}
 
 	// Repeated identical events are aggregated by patching the first one:

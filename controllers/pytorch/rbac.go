@@ -1,0 +1,9 @@
+package pytorch
+
+// RBAC for the engine's work on PyTorchJobs, generated into
+// config/rbac/role.yaml: it watches the jobs, deletes them at their TTL and
+// patches their status; children it creates with blockOwnerDeletion need
+// update on the jobs' finalizers (OwnerReferencesPermissionEnforcement).
+// +kubebuilder:rbac:groups=kubeflow.org,resources=pytorchjobs,verbs=list;watch;delete
+// +kubebuilder:rbac:groups=kubeflow.org,resources=pytorchjobs/status,verbs=patch
+// +kubebuilder:rbac:groups=kubeflow.org,resources=pytorchjobs/finalizers,verbs=update
