@@ -94,7 +94,7 @@ func Setup(mgr ctrl.Manager, cfg *configv1alpha1.Configuration, all []Kind) erro
 			engine.Options{
 				MaxConcurrentReconciles: config.Concurrency(cfg, name),
 				Gang:                    gangs.Selector(),
-				Inflight:                gangs.Inflight(),
+				Memory:                  gangs.Memory(),
 				OnController: func(c controller.Controller) error {
 					gangs.Register(fw.ControllerName(), fw.NewJob(), c)
 					return nil

@@ -78,6 +78,30 @@ func TestStatusDelay(t *testing.T) {
 	}
 }
 
+func TestStatusHold(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	job := testjobs.MakePyTorchJob("j", "ns").UID("u").Obj()
+	mem := testMemory()
+	l, h := lastWrites{mem}, statusHolds{mem}
+	if got := h.hold(job, t0); !got.Equal(t0) {
+		t.Errorf("first hold = %v, want now %v", got, t0)
+	}
+	if got := h.hold(job, t0.Add(time.Second)); !got.Equal(t0) {
+		t.Errorf("second hold = %v, want the first %v", got, t0)
+	}
+	if got := h.hold(testjobs.MakePyTorchJob("j", "ns").UID("new").Obj(), t0.Add(time.Second)); !got.Equal(t0.Add(time.Second)) {
+		t.Errorf("a new job with the same name must not inherit the old hold, got %v", got)
+	}
+	l.remember("1", job)
+	if got := h.hold(job, t0.Add(2*time.Second)); !got.Equal(t0.Add(2 * time.Second)) {
+		t.Errorf("a write ends the hold: got %v", got)
+	}
+	h.unhold(job)
+	if got := h.hold(job, t0.Add(3*time.Second)); !got.Equal(t0.Add(3 * time.Second)) {
+		t.Errorf("unhold ends the hold: got %v", got)
+	}
+}
+
 func withCounted(st kubeflowv1.JobStatus, uids ...string) kubeflowv1.JobStatus {
 	out := *st.DeepCopy()
 	out.CountedPods = uids
