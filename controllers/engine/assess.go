@@ -57,7 +57,7 @@ func (r *Reconciler) assess(job client.Object, ch children, gone []*corev1.Pod, 
 		sort.Ints(indices)
 		for _, i := range indices {
 			pod := ch.pods[rt][i]
-			if r.inflight.IsDeleting(j, pod.UID) {
+			if r.memory.IsDeleting(j, pod.UID) {
 				continue
 			}
 			failed := pod.Status.Phase == corev1.PodFailed || (withPolicy && mainContainerFailed(pod, dc))

@@ -26,7 +26,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
 	kubeflowv1 "github.com/seed-d8a409e9/training-operator/apis/kubeflow.org/v1"
-	"github.com/seed-d8a409e9/training-operator/internal/inflight"
 )
 
 // Options tune one framework's controller.
@@ -47,10 +46,10 @@ type Options struct {
 	ChildEventDelay time.Duration
 	// Gang selects the gang-scheduling backend per job; nil disables it.
 	Gang GangSelector
-	// Inflight records child writes the cache has not shown yet; nil means a
-	// store of this controller's own. Sharing it with the gang scheduler
+	// Memory is what the engine remembers per job (JobMemory); nil means a
+	// memory of this controller's own. Sharing it with the gang scheduler
 	// frees the gang's records with the job.
-	Inflight *inflight.Store
+	Memory *JobMemory
 	// OnController, if set, receives the built controller so that callers can
 	// add watches later (the gang scheduler watches PodGroups once their API
 	// is served).
@@ -77,9 +76,10 @@ type Reconciler struct {
 	recorder  EventRecorder
 	clock     clock.Clock
 	opts      Options
-	inflight  *inflight.Store
-	written   *lastWrites
-	external  *externalJobs
+	memory    *JobMemory
+	written   lastWrites
+	holds     statusHolds
+	external  externalJobs
 	podMemos  podMemos
 	vanished  vanishedPods
 	// started is when this reconciler was built: jobs created before it may
@@ -106,12 +106,14 @@ func NewReconciler(fw Framework, c client.Client, apiReader client.Reader, rec E
 	if opts.ChildEventDelay == 0 {
 		opts.ChildEventDelay = DefaultChildEventDelay
 	}
-	if opts.Inflight == nil {
-		opts.Inflight = inflight.New(opts.Clock, 0)
+	if opts.Memory == nil {
+		opts.Memory = NewJobMemory(opts.Clock)
 	}
 	registerMetrics()
-	return &Reconciler{fw: fw, client: c, apiReader: apiReader, recorder: rec, clock: opts.Clock, opts: opts, inflight: opts.Inflight,
-		written: newLastWrites(), external: newExternalJobs(), started: opts.Clock.Now()}
+	mem := kindMemory{opts.Memory, fw.Kind()}
+	return &Reconciler{fw: fw, client: c, apiReader: apiReader, recorder: rec, clock: opts.Clock, opts: opts, memory: opts.Memory,
+		written: lastWrites{mem}, holds: statusHolds{mem}, external: externalJobs{mem}, podMemos: podMemos{mem}, vanished: vanishedPods{mem},
+		started: opts.Clock.Now()}
 }
 
 // SetupWithManager registers the controller. Call SetupIndexes once per manager first.
@@ -155,7 +157,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 func (r *Reconciler) goneFromCache(prefix string) predicate.Funcs {
 	gone := func(o client.Object) bool {
 		if ref := metav1.GetControllerOf(o); ref != nil {
-			r.inflight.Observed(inflight.Job{Kind: ref.Kind, NamespacedName: types.NamespacedName{Namespace: o.GetNamespace(), Name: ref.Name}, UID: ref.UID}, prefix+o.GetName())
+			r.memory.Observed(JobRef{Kind: ref.Kind, NamespacedName: types.NamespacedName{Namespace: o.GetNamespace(), Name: ref.Name}, UID: ref.UID}, prefix+o.GetName())
 		}
 		return true
 	}
@@ -164,16 +166,16 @@ func (r *Reconciler) goneFromCache(prefix string) predicate.Funcs {
 	}
 }
 
-// jobRef names a job of this controller in the in-flight store.
-func (r *Reconciler) jobRef(job client.Object) inflight.Job { return inflight.JobOf(r.fw.Kind(), job) }
+// jobRef names a job of this controller in the memory.
+func (r *Reconciler) jobRef(job client.Object) JobRef { return JobRefOf(r.fw.Kind(), job) }
 
-// jobGone drops a deleted job's in-flight records on its delete event. The
+// jobGone drops a deleted job's record on its delete event. The
 // NotFound of the reconcile that follows does too; this covers a job whose
 // name is reused before that reconcile runs. It never filters events.
 func (r *Reconciler) jobGone() predicate.Funcs {
 	return predicate.Funcs{
 		DeleteFunc: func(e ctrlevent.DeleteEvent) bool {
-			r.inflight.Forget(r.jobRef(e.Object))
+			r.memory.Forget(r.jobRef(e.Object))
 			return true
 		},
 	}
@@ -242,11 +244,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	// so the cache's own copy is not duplicated first.
 	if err := r.client.Get(ctx, req.NamespacedName, cached, client.UnsafeDisableDeepCopy); err != nil {
 		if apierrors.IsNotFound(err) {
-			r.written.forget(req.NamespacedName)
-			r.external.forget(req.NamespacedName)
-			r.podMemos.forget(req.NamespacedName)
-			r.vanished.forget(req.NamespacedName)
-			r.inflight.Forget(inflight.Job{Kind: r.fw.Kind(), NamespacedName: req.NamespacedName})
+			r.memory.Forget(JobRef{Kind: r.fw.Kind(), NamespacedName: req.NamespacedName})
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
@@ -254,9 +252,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	logger := log.FromContext(ctx).WithValues("uid", cached.GetUID())
 	ctx = log.IntoContext(ctx, logger)
 	if cached.GetDeletionTimestamp() != nil {
-		r.inflight.Forget(r.jobRef(cached))
-		r.podMemos.forget(req.NamespacedName)
-		r.vanished.forget(req.NamespacedName)
+		r.memory.Forget(r.jobRef(cached))
 		return ctrl.Result{}, nil
 	}
 	if mb := r.fw.RunPolicy(cached).ManagedBy; mb != nil && *mb != kubeflowv1.KubeflowJobsController {
@@ -297,7 +293,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	if rp := r.fw.RunPolicy(job); IsFinished(&p.status) || p.jobDeleted || (rp.Suspend != nil && *rp.Suspend) {
 		// Pods leaving now are no restart.
-		r.vanished.forget(req.NamespacedName)
+		r.vanished.forget(req.NamespacedName, job.GetUID())
 	} else {
 		r.vanished.settle(req.NamespacedName, job.GetUID(), p.vanished, p.counted)
 	}
@@ -315,11 +311,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 func (r *Reconciler) writeStatus(ctx context.Context, cached client.Object, st *kubeflowv1.JobStatus) (time.Duration, error) {
 	cur := r.fw.Status(cached)
 	if equality.Semantic.DeepEqual(cur, st) {
-		r.written.unhold(cached)
+		r.holds.unhold(cached)
 		return 0, nil
 	}
 	now := r.clock.Now()
-	held := r.written.hold(cached, now)
+	held := r.holds.hold(cached, now)
 	if d := statusDelay(cur, st, held, now, r.opts.StatusBatchWindow); d > 0 {
 		return d, nil
 	}

@@ -16,7 +16,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kubeflowv1 "github.com/seed-d8a409e9/training-operator/apis/kubeflow.org/v1"
-	"github.com/seed-d8a409e9/training-operator/internal/inflight"
 )
 
 // ControllerUIDIndex indexes pods and Services by their controller owner's
@@ -153,21 +152,21 @@ func (r *Reconciler) missingChildren(job client.Object, ch children, rt kubeflow
 		name := childName(r.fw, job, rt, i)
 		if r.needsServices() {
 			if _, ok := ch.services[rt][i]; ok {
-				r.inflight.Observed(j, "svc/"+name)
-			} else if !r.inflight.IsCreating(j, "svc/"+name) {
+				r.memory.Observed(j, "svc/"+name)
+			} else if !r.memory.IsCreating(j, "svc/"+name) {
 				creates = append(creates, BuildService(r.fw, job, rt, i, spec))
 			}
 		}
 		if _, ok := ch.pods[rt][i]; ok {
-			r.inflight.Observed(j, "pod/"+name)
+			r.memory.Observed(j, "pod/"+name)
 			continue
 		}
-		if left, ok := r.inflight.Creating(j, "pod/"+name); ok {
+		if left, ok := r.memory.Creating(j, "pod/"+name); ok {
 			// Created, not seen yet. A pod normally shows within moments; one
 			// deleted before the cache ever showed it (its events lost while a
 			// watch was broken: chaos had a job wait forever so) brings the job
 			// back by no event: look again once the record expires.
-			if left < inflight.DefaultTTL-unseenCreate {
+			if left < inflightTTL-unseenCreate {
 				p.requeue(left + time.Second)
 			}
 			continue
@@ -268,7 +267,7 @@ func (r *Reconciler) createChildren(ctx context.Context, job client.Object, objs
 		err := r.client.Create(ctx, obj)
 		switch {
 		case err == nil:
-			r.inflight.MarkCreated(r.jobRef(job), prefix+obj.GetName())
+			r.memory.MarkCreated(r.jobRef(job), prefix+obj.GetName())
 			created.add(obj)
 		case apierrors.IsAlreadyExists(err):
 			// The cache lags, or the name belongs to someone else: ask the API.
@@ -295,7 +294,7 @@ func (r *Reconciler) createChildren(ctx context.Context, job client.Object, objs
 						mu.Unlock()
 						return
 					}
-					r.inflight.MarkCreated(r.jobRef(job), prefix+obj.GetName())
+					r.memory.MarkCreated(r.jobRef(job), prefix+obj.GetName())
 				}
 				return
 			}
@@ -400,7 +399,7 @@ func (r *Reconciler) deleteServices(ctx context.Context, job client.Object, svcs
 func (r *Reconciler) deleteChildren(ctx context.Context, job client.Object, objs []client.Object, what string) error {
 	todo := objs[:0:0]
 	for _, o := range objs {
-		if o.GetDeletionTimestamp() != nil || r.inflight.IsDeleting(r.jobRef(job), o.GetUID()) {
+		if o.GetDeletionTimestamp() != nil || r.memory.IsDeleting(r.jobRef(job), o.GetUID()) {
 			continue
 		}
 		todo = append(todo, o)
@@ -421,7 +420,7 @@ func (r *Reconciler) deleteChildren(ctx context.Context, job client.Object, objs
 			mu.Unlock()
 			return
 		}
-		r.inflight.MarkDeleted(r.jobRef(job), uid)
+		r.memory.MarkDeleted(r.jobRef(job), uid)
 		if err == nil {
 			mu.Lock()
 			deleted = append(deleted, o.GetName())

@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package controllers
+package engine
 
 import (
 	"fmt"
@@ -27,7 +27,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kubeflowv1 "github.com/seed-d8a409e9/training-operator/apis/kubeflow.org/v1"
-	"github.com/seed-d8a409e9/training-operator/controllers/engine"
 )
 
 // The operator keeps every pod and Service of every job it owns in memory,
@@ -163,7 +162,7 @@ func trimPod(obj any) (any, error) {
 }
 
 // trimService keeps a Service's metadata (see trimMeta). The engine caches
-// Services as metadata only (engine.NewServiceMeta); a typed Service, should
+// Services as metadata only (NewServiceMeta); a typed Service, should
 // anything ever ask the cache for one, is trimmed alike.
 func trimService(obj any) (any, error) {
 	switch svc := obj.(type) {
@@ -242,14 +241,14 @@ func succeededStatuses(ss []corev1.ContainerStatus) []corev1.ContainerStatus {
 // status stay for cleanup and TTL. Every new version from the API server is
 // trimmed afresh, so nothing is lost for a job that is not finished.
 // managedFields are dropped from every job.
-func trimFinishedJob(fw engine.Framework) toolscache.TransformFunc {
+func trimFinishedJob(fw Framework) toolscache.TransformFunc {
 	return func(obj any) (any, error) {
 		job, ok := obj.(client.Object)
 		if !ok {
 			return obj, nil
 		}
 		job.SetManagedFields(nil)
-		if !engine.IsFinished(fw.Status(job)) {
+		if !IsFinished(fw.Status(job)) {
 			return job, nil
 		}
 		specs := fw.ReplicaSpecs(job)

@@ -1,4 +1,4 @@
-package controllers
+package engine
 
 import (
 	"reflect"
@@ -13,7 +13,6 @@ import (
 	"k8s.io/utils/ptr"
 
 	kubeflowv1 "github.com/seed-d8a409e9/training-operator/apis/kubeflow.org/v1"
-	"github.com/seed-d8a409e9/training-operator/controllers/pytorch"
 	"github.com/seed-d8a409e9/training-operator/internal/testjobs"
 )
 
@@ -214,11 +213,7 @@ func TestTrimService(t *testing.T) {
 // A finished job's cached copy drops its pod templates' specs but keeps
 // what cleanup, TTL and gang teardown read; a running job is kept whole.
 func TestTrimFinishedJob(t *testing.T) {
-	fw, err := pytorch.New(pytorch.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	trim := trimFinishedJob(fw)
+	trim := trimFinishedJob(fakeFramework{})
 	base := testjobs.MakePyTorchJob("j", "ns").Master(1).Workers(3).CleanPodPolicy(kubeflowv1.CleanPodPolicyRunning).
 		TTLSecondsAfterFinished(60).Annotation(kubeflowv1.PyTorchJobReplicaTypeWorker, "kwok.x-k8s.io/exit-code", "0").Obj()
 	base.ManagedFields = []metav1.ManagedFieldsEntry{{Manager: "kubectl"}}
