@@ -5,21 +5,13 @@ package controllers
 import (
 	"context"
 	"fmt"
-	"reflect"
 	"strings"
 
-	autoscalingv2 "k8s.io/api/autoscaling/v2"
-	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/apimachinery/pkg/selection"
-	toolscache "k8s.io/client-go/tools/cache"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 
 	configv1alpha1 "github.com/seed-d8a409e9/training-operator/apis/config/v1alpha1"
-	kubeflowv1 "github.com/seed-d8a409e9/training-operator/apis/kubeflow.org/v1"
 	"github.com/seed-d8a409e9/training-operator/controllers/engine"
 	"github.com/seed-d8a409e9/training-operator/controllers/gang"
 	"github.com/seed-d8a409e9/training-operator/internal/config"
@@ -86,7 +78,7 @@ func Setup(mgr ctrl.Manager, cfg *configv1alpha1.Configuration, all []kinds.Kind
 			engine.Options{
 				MaxConcurrentReconciles: config.Concurrency(cfg, name),
 				Gang:                    gangs.Selector(),
-				Inflight:                gangs.Inflight(),
+				Memory:                  gangs.Memory(),
 				OnController: func(c controller.Controller) error {
 					gangs.Register(controllerName, fw.NewJob(), c)
 					return nil
@@ -100,86 +92,28 @@ func Setup(mgr ctrl.Manager, cfg *configv1alpha1.Configuration, all []kinds.Kind
 	return nil
 }
 
-// cacheByObject keeps only our children in the informer caches: pods,
-// Services, HPAs and the adapters' extra children (engine.ExtraChildren,
-// e.g. MPI's ConfigMaps and launcher RBAC) that carry the operator-name
-// label; pods and Services are trimmed to what the engine reads
-// (cachetrim.go), and Services are cached as metadata only. Every adapter's
-// extra types are listed, enabled or not, so that a disabled kind's types
-// are not cached unfiltered either.
-func cacheByObject(cfg *configv1alpha1.Configuration, all []kinds.Kind) (map[client.Object]cache.ByObject, error) {
-	req, err := labels.NewRequirement(kubeflowv1.OperatorNameLabel, selection.Exists, nil)
-	if err != nil {
-		panic(err) // constant input
-	}
-	sel := labels.NewSelector().Add(*req)
-	out := map[client.Object]cache.ByObject{
-		&corev1.Pod{}:                            {Label: sel, Transform: trimPod},
-		engine.NewServiceMeta():                  {Label: sel, Transform: trimService},
-		&autoscalingv2.HorizontalPodAutoscaler{}: {Label: sel},
-	}
-	seen := map[reflect.Type]bool{}
-	for obj := range out {
-		seen[reflect.TypeOf(obj)] = true
+// CacheOptions are the manager's informer cache options for cfg and the
+// kinds all (engine.CacheOptions): what the engine reads of the kinds cfg
+// enables, and cfg's namespace if it restricts the operator to one.
+func CacheOptions(cfg *configv1alpha1.Configuration, all []kinds.Kind) (cache.Options, error) {
+	var enabled, every []engine.Adapter
+	for _, name := range cfg.EnabledSchemes {
+		k, err := lookup(all, name)
+		if err != nil {
+			return cache.Options{}, err
+		}
+		fw, err := k.NewFramework(cfg)
+		if err != nil {
+			return cache.Options{}, fmt.Errorf("%s: %w", name, err)
+		}
+		enabled = append(enabled, fw)
 	}
 	for _, k := range all {
 		fw, err := k.NewFramework(cfg)
 		if err != nil {
-			continue // reported by Setup and defaultTransform if the kind is enabled
+			continue // reported above if the kind is enabled
 		}
-		for _, t := range fw.ExtraTypes() {
-			if !seen[reflect.TypeOf(t.Object)] {
-				seen[reflect.TypeOf(t.Object)] = true
-				out[t.Object] = cache.ByObject{Label: sel}
-			}
-		}
+		every = append(every, fw)
 	}
-	return out, nil
-}
-
-// defaultTransform strips managedFields from every cached object, and trims
-// finished jobs of the kinds enabled in cfg (trimFinishedJob). Jobs are not
-// listed in ByObject: that would make the manager resolve their REST
-// mapping when it is built, so an operator started just before its CRDs are
-// served would fail instead of waiting for them.
-func defaultTransform(cfg *configv1alpha1.Configuration, all []kinds.Kind) (toolscache.TransformFunc, error) {
-	strip := cache.TransformStripManagedFields()
-	jobs := map[reflect.Type]toolscache.TransformFunc{}
-	for _, name := range cfg.EnabledSchemes {
-		k, err := lookup(all, name)
-		if err != nil {
-			return nil, err
-		}
-		fw, err := k.NewFramework(cfg)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", name, err)
-		}
-		jobs[reflect.TypeOf(fw.NewJob())] = trimFinishedJob
-	}
-	return func(obj any) (any, error) {
-		if trim, ok := jobs[reflect.TypeOf(obj)]; ok {
-			return trim(obj)
-		}
-		return strip(obj)
-	}, nil
-}
-
-// CacheOptions are the manager's informer cache options for cfg and the
-// kinds all: our children only, trimmed, no managedFields on anything,
-// finished jobs without pod templates, and cfg's namespace if it restricts
-// the operator to one.
-func CacheOptions(cfg *configv1alpha1.Configuration, all []kinds.Kind) (cache.Options, error) {
-	transform, err := defaultTransform(cfg, all)
-	if err != nil {
-		return cache.Options{}, err
-	}
-	byObject, err := cacheByObject(cfg, all)
-	if err != nil {
-		return cache.Options{}, err
-	}
-	opts := cache.Options{ByObject: byObject, DefaultTransform: transform}
-	if cfg.Namespace != "" {
-		opts.DefaultNamespaces = map[string]cache.Config{cfg.Namespace: {}}
-	}
-	return opts, nil
+	return engine.CacheOptions(cfg.Namespace, enabled, every), nil
 }

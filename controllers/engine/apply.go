@@ -48,7 +48,7 @@ func (r *Reconciler[J]) apply(ctx context.Context, key types.NamespacedName, cac
 	}
 	if rp := r.fw.RunPolicy(job); IsFinished(&p.status) || p.jobDeleted || (rp.Suspend != nil && *rp.Suspend) {
 		// Pods leaving now are no restart.
-		r.vanished.forget(key)
+		r.vanished.forget(key, job.GetUID())
 	} else {
 		r.vanished.settle(key, job.GetUID(), p.vanished, p.counted)
 	}
@@ -66,11 +66,11 @@ func (r *Reconciler[J]) apply(ctx context.Context, key types.NamespacedName, cac
 func (r *Reconciler[J]) writeStatus(ctx context.Context, cached J, st *kubeflowv1.JobStatus) (time.Duration, error) {
 	cur := cached.JobStatus()
 	if equality.Semantic.DeepEqual(cur, st) {
-		r.written.unhold(cached)
+		r.holds.unhold(cached)
 		return 0, nil
 	}
 	now := r.clock.Now()
-	held := r.written.hold(cached, now)
+	held := r.holds.hold(cached, now)
 	if d := statusDelay(cur, st, held, now, r.opts.StatusBatchWindow); d > 0 {
 		return d, nil
 	}

@@ -56,7 +56,7 @@ func (r *Reconciler[J]) assess(job J, ch children, gone []*corev1.Pod, specs map
 		sort.Ints(indices)
 		for _, i := range indices {
 			pod := ch.pods[rt][i]
-			if r.inflight.IsDeleting(j, pod.UID) {
+			if r.memory.IsDeleting(j, pod.UID) {
 				continue
 			}
 			failed := pod.Status.Phase == corev1.PodFailed || (withPolicy && mainContainerFailed(pod, dc))

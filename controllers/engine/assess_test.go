@@ -7,7 +7,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	kubeflowv1 "github.com/seed-d8a409e9/training-operator/apis/kubeflow.org/v1"
-	"github.com/seed-d8a409e9/training-operator/internal/inflight"
 	"github.com/seed-d8a409e9/training-operator/internal/testjobs"
 )
 
@@ -25,7 +24,7 @@ func TestAssessFailedWhileDeletedIsARetry(t *testing.T) {
 		}
 		deleted := worker("j-worker-0").Label(kubeflowv1.ReplicaIndexLabel, "0").UID("deleted").Terminating().Obj()
 		failed := worker("j-worker-1").Label(kubeflowv1.ReplicaIndexLabel, "1").UID("failed").Obj()
-		r := &Reconciler[*kubeflowv1.PyTorchJob]{fw: resolve(fakeFramework{}), inflight: inflight.New(nil, 0)}
+		r := &Reconciler[*kubeflowv1.PyTorchJob]{fw: resolve(fakeFramework{}), memory: NewJobMemory(nil)}
 		a := r.assess(job, bucketChildren(specs, []*corev1.Pod{deleted, failed}, nil, nil), nil, specs, time.Now())
 		if len(a.retries) != 1 || a.retries[0].Pod != "j-worker-0" || !a.retries[0].Disrupted {
 			t.Errorf("%s: retries = %+v, want the deleted j-worker-0 as a disruption", policy, a.retries)

@@ -62,7 +62,7 @@ func (r *Reconciler[J]) deleteServices(ctx context.Context, job client.Object, s
 func (r *Reconciler[J]) deleteChildren(ctx context.Context, job client.Object, objs []client.Object, what string) error {
 	todo := objs[:0:0]
 	for _, o := range objs {
-		if o.GetDeletionTimestamp() != nil || r.inflight.IsDeleting(r.jobRef(job), o.GetUID()) {
+		if o.GetDeletionTimestamp() != nil || r.memory.IsDeleting(r.jobRef(job), o.GetUID()) {
 			continue
 		}
 		todo = append(todo, o)
@@ -83,7 +83,7 @@ func (r *Reconciler[J]) deleteChildren(ctx context.Context, job client.Object, o
 			mu.Unlock()
 			return
 		}
-		r.inflight.MarkDeleted(r.jobRef(job), uid)
+		r.memory.MarkDeleted(r.jobRef(job), uid)
 		if err == nil {
 			mu.Lock()
 			deleted = append(deleted, o.GetName())

@@ -83,7 +83,7 @@ func (r *Reconciler[J]) createChildren(ctx context.Context, job client.Object, o
 		err := r.client.Create(ctx, obj)
 		switch {
 		case err == nil:
-			r.inflight.MarkCreated(r.jobRef(job), prefix+obj.GetName())
+			r.memory.MarkCreated(r.jobRef(job), prefix+obj.GetName())
 			created.add(obj)
 		case apierrors.IsAlreadyExists(err):
 			// The cache lags, or the name belongs to someone else: ask the API.
@@ -110,7 +110,7 @@ func (r *Reconciler[J]) createChildren(ctx context.Context, job client.Object, o
 						mu.Unlock()
 						return
 					}
-					r.inflight.MarkCreated(r.jobRef(job), prefix+obj.GetName())
+					r.memory.MarkCreated(r.jobRef(job), prefix+obj.GetName())
 				}
 				return
 			}

@@ -126,17 +126,17 @@ func (r *Reconciler[J]) syncExtraChild(ctx context.Context, job client.Object, d
 	err = r.client.Get(ctx, client.ObjectKeyFromObject(d.Object), existing)
 	switch {
 	case err == nil:
-		r.inflight.Observed(j, key)
+		r.memory.Observed(j, key)
 		return r.repairExtraChild(ctx, job, d, existing)
 	case !apierrors.IsNotFound(err):
 		return "", err
-	case r.inflight.IsCreating(j, key):
+	case r.memory.IsCreating(j, key):
 		return "", nil // created or adopted by us; the cache has not caught up yet
 	}
 	err = r.client.Create(ctx, d.Object.DeepCopyObject().(client.Object))
 	if err == nil || !apierrors.IsAlreadyExists(err) {
 		if err == nil {
-			r.inflight.MarkCreated(j, key)
+			r.memory.MarkCreated(j, key)
 		}
 		return "", err
 	}
@@ -148,7 +148,7 @@ func (r *Reconciler[J]) syncExtraChild(ctx context.Context, job client.Object, d
 	if conflict == "" && err == nil {
 		// Adopted, or someone else's that we use: do not ask the API again
 		// until the cache shows it (or for a while).
-		r.inflight.MarkCreated(j, key)
+		r.memory.MarkCreated(j, key)
 	}
 	return conflict, err
 }
@@ -255,7 +255,7 @@ func (r *Reconciler[J]) pruneExtraChildren(ctx context.Context, job client.Objec
 	for _, item := range items {
 		obj, ok := item.(client.Object)
 		if !ok || !metav1.IsControlledBy(obj, job) || wanted[extraKey(obj)] || obj.GetDeletionTimestamp() != nil ||
-			r.inflight.IsDeleting(r.jobRef(job), obj.GetUID()) {
+			r.memory.IsDeleting(r.jobRef(job), obj.GetUID()) {
 			continue
 		}
 		uid := obj.GetUID()
@@ -263,7 +263,7 @@ func (r *Reconciler[J]) pruneExtraChildren(ctx context.Context, job client.Objec
 			errs = append(errs, fmt.Errorf("deleting %s %s: %w", kindOf(obj), obj.GetName(), err))
 			continue
 		}
-		r.inflight.MarkDeleted(r.jobRef(job), uid)
+		r.memory.MarkDeleted(r.jobRef(job), uid)
 	}
 	return errors.Join(errs...)
 }

@@ -310,7 +310,7 @@ func (r *Reconciler[J]) currentFailures(job J, cur children) []jobFailure {
 			continue
 		}
 		for _, pod := range byIndex {
-			if counted[string(pod.UID)] || r.inflight.IsDeleting(j, pod.UID) {
+			if counted[string(pod.UID)] || r.memory.IsDeleting(j, pod.UID) {
 				continue
 			}
 			deleted := pod.DeletionTimestamp != nil && pod.Status.Phase != corev1.PodSucceeded

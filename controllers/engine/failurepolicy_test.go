@@ -16,7 +16,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	kubeflowv1 "github.com/seed-d8a409e9/training-operator/apis/kubeflow.org/v1"
-	"github.com/seed-d8a409e9/training-operator/internal/inflight"
 	"github.com/seed-d8a409e9/training-operator/internal/testjobs"
 )
 
@@ -133,7 +132,7 @@ func TestApplyFailurePolicy(t *testing.T) {
 	run := func(policy *kubeflowv1.FailurePolicy, st kubeflowv1.JobStatus, pods ...*corev1.Pod) (policyOutcome, *plan) {
 		job := testjobs.MakePyTorchJob("j", "ns").UID("job").Master(1).Workers(2).FailurePolicy(policy).Obj()
 		job.Status = st
-		r := &Reconciler[*kubeflowv1.PyTorchJob]{fw: resolve(fakeFramework{}), inflight: inflight.New(nil, 0)}
+		r := &Reconciler[*kubeflowv1.PyTorchJob]{fw: resolve(fakeFramework{}), memory: NewJobMemory(nil)}
 		p := &plan{status: *st.DeepCopy()}
 		ch := bucketChildren(job.Spec.PyTorchReplicaSpecs, pods, nil, nil)
 		return r.applyFailurePolicy(job, ch, job.Spec.PyTorchReplicaSpecs, p, metav1.NewTime(fpT0)), p
@@ -165,7 +164,7 @@ func TestApplyFailurePolicy(t *testing.T) {
 	oom := fp(2).Rule("oom", kubeflowv1.UseReplicaRestartPolicyAction).OnExitCodes("", kubeflowv1.FailurePolicyOnExitCodesOpIn, 137).Obj()
 	runWith := func(rp kubeflowv1.RestartPolicy, policy *kubeflowv1.FailurePolicy, pods ...*corev1.Pod) (policyOutcome, *plan) {
 		job := testjobs.MakePyTorchJob("j", "ns").UID("job").Master(1).Workers(2).RestartPolicy(rp).FailurePolicy(policy).Obj()
-		r := &Reconciler[*kubeflowv1.PyTorchJob]{fw: resolve(fakeFramework{}), inflight: inflight.New(nil, 0)}
+		r := &Reconciler[*kubeflowv1.PyTorchJob]{fw: resolve(fakeFramework{}), memory: NewJobMemory(nil)}
 		p := &plan{}
 		ch := bucketChildren(job.Spec.PyTorchReplicaSpecs, pods, nil, nil)
 		return r.applyFailurePolicy(job, ch, job.Spec.PyTorchReplicaSpecs, p, metav1.NewTime(fpT0)), p
@@ -432,7 +431,7 @@ func TestUnseenCreateLooksAgain(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := inflight.DefaultTTL - 30*time.Second + time.Second; res.RequeueAfter != want {
+	if want := inflightTTL - 30*time.Second + time.Second; res.RequeueAfter != want {
 		t.Errorf("requeueAfter = %v, want %v (when the in-flight record expires)", res.RequeueAfter, want)
 	}
 	h.clock.Step(res.RequeueAfter)

@@ -2,7 +2,6 @@ package engine
 
 import (
 	"testing"
-	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -16,7 +15,7 @@ func TestLastWritesFreshest(t *testing.T) {
 		j.ResourceVersion = rv
 		return j
 	}
-	l := newLastWrites()
+	l := lastWrites{testMemory()}
 	if got := l.freshest(version("u", "1")); got.GetResourceVersion() != "1" {
 		t.Errorf("nothing written: got rv %s, want the cached 1", got.GetResourceVersion())
 	}
@@ -42,48 +41,25 @@ func TestLastWritesFreshest(t *testing.T) {
 	}
 }
 
-func TestLastWritesHold(t *testing.T) {
-	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	job := testjobs.MakePyTorchJob("j", "ns").UID("u").Obj()
-	l := newLastWrites()
-	if got := l.hold(job, t0); !got.Equal(t0) {
-		t.Errorf("first hold = %v, want now %v", got, t0)
-	}
-	if got := l.hold(job, t0.Add(time.Second)); !got.Equal(t0) {
-		t.Errorf("second hold = %v, want the first %v", got, t0)
-	}
-	if got := l.hold(testjobs.MakePyTorchJob("j", "ns").UID("new").Obj(), t0.Add(time.Second)); !got.Equal(t0.Add(time.Second)) {
-		t.Errorf("a new job with the same name must not inherit the old hold, got %v", got)
-	}
-	l.remember("1", job)
-	if got := l.hold(job, t0.Add(2*time.Second)); !got.Equal(t0.Add(2 * time.Second)) {
-		t.Errorf("a write ends the hold: got %v", got)
-	}
-	l.unhold(job)
-	if got := l.hold(job, t0.Add(3*time.Second)); !got.Equal(t0.Add(3 * time.Second)) {
-		t.Errorf("unhold ends the hold: got %v", got)
-	}
-}
-
 func TestLastWritesEcho(t *testing.T) {
 	version := func(uid, rv string) client.Object {
 		j := testjobs.MakePyTorchJob("j", "ns").UID(uid).Obj()
 		j.ResourceVersion = rv
 		return j
 	}
-	l := newLastWrites()
+	l := lastWrites{testMemory()}
 	if l.isEcho(version("u", "2")) {
 		t.Fatal("nothing written: no echo")
 	}
 	l.remember("1", version("u", "2"))
-	if l.isEcho(version("u", "3")) || l.jobs[client.ObjectKeyFromObject(version("u", "2"))].job == nil {
+	if l.isEcho(version("u", "3")) || l.written(version("u", "2")).job == nil {
 		t.Error("another version is news, and keeps the copy")
 	}
 	if !l.isEcho(version("u", "2")) {
 		t.Error("the version our write made is its echo")
 	}
 	// Its event means the cache holds it: the copy goes without a pass.
-	if l.jobs[client.ObjectKeyFromObject(version("u", "2"))].job != nil {
+	if l.written(version("u", "2")).job != nil {
 		t.Error("echo handled: copy of the job still kept")
 	}
 	if !l.isEcho(version("u", "2")) {
@@ -98,12 +74,12 @@ func TestLastWritesEcho(t *testing.T) {
 	if got := l.freshest(version("u", "2")); got.GetResourceVersion() != "2" {
 		t.Fatalf("caught up: got rv %s", got.GetResourceVersion())
 	}
-	if !l.isEcho(version("u", "2")) || l.jobs[client.ObjectKeyFromObject(version("u", "2"))].job != nil {
+	if !l.isEcho(version("u", "2")) || l.written(version("u", "2")).job != nil {
 		t.Error("caught up: echo still known, copy dropped")
 	}
 	// Someone else's write is news, and ends the record.
 	l.freshest(version("u", "7"))
-	if l.isEcho(version("u", "2")) || len(l.jobs) != 0 {
+	if l.isEcho(version("u", "2")) || l.m.Len() != 0 {
 		t.Error("moved on: record dropped")
 	}
 }
@@ -116,7 +92,7 @@ func TestLastWritesChain(t *testing.T) {
 		j.ResourceVersion = rv
 		return j
 	}
-	l := newLastWrites()
+	l := lastWrites{testMemory()}
 	l.remember("1", version("2"))
 	l.remember("2", version("3")) // a pass over our copy of write 2
 	for _, cached := range []string{"1", "2"} {
@@ -132,11 +108,21 @@ func TestLastWritesChain(t *testing.T) {
 	if got := l.freshest(version("3")); got.GetResourceVersion() != "4" {
 		t.Errorf("cache at 3: got rv %s, want 4", got.GetResourceVersion())
 	}
-	if w := l.jobs[client.ObjectKeyFromObject(version("4"))]; len(w.baseRVs) != 1 {
+	if w := l.written(version("4")); len(w.baseRVs) != 1 {
 		t.Errorf("bases after catching up %v, want [3]", w.baseRVs)
 	}
 	// Someone else's write is trusted.
 	if got := l.freshest(version("9")); got.GetResourceVersion() != "9" {
 		t.Errorf("moved on: got rv %s, want 9", got.GetResourceVersion())
 	}
+}
+
+// written is the job's last write as remembered.
+func (l lastWrites) written(job client.Object) lastWrite {
+	l.m.mu.Lock()
+	defer l.m.mu.Unlock()
+	if rec := l.m.record(l.ref(job), false); rec != nil && rec.written != nil {
+		return *rec.written
+	}
+	return lastWrite{}
 }

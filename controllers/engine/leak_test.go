@@ -19,30 +19,12 @@ import (
 	"github.com/seed-d8a409e9/training-operator/internal/testjobs"
 )
 
-// memorySizes counts what the Reconciler keeps per job.
-type memorySizes struct {
-	Inflight, Written, Held, External, PodMemos, Looked, Vanished int
-}
-
-func (r *Reconciler[J]) memorySizes() memorySizes {
-	r.written.mu.Lock()
-	w, h := len(r.written.jobs), len(r.written.held)
-	r.written.mu.Unlock()
-	r.external.mu.Lock()
-	e := len(r.external.uids)
-	r.external.mu.Unlock()
-	r.podMemos.mu.Lock()
-	p, l := len(r.podMemos.jobs), len(r.podMemos.looked)
-	r.podMemos.mu.Unlock()
-	return memorySizes{Inflight: r.inflight.Len(), Written: w, Held: h, External: e, PodMemos: p, Looked: l, Vanished: r.vanished.len()}
-}
-
 // Jobs deleted without a pass seeing their deletion timestamp (TTL with
 // background propagation, a user's delete without finalizers) must leave
-// nothing behind: jobs created, reconciled and deleted leave every per-job
-// memory empty, whether the NotFound pass or the delete event comes first.
-// A fake-client pass costs ~40 ms, so 100 jobs here; the store alone is
-// driven through 10,000 in internal/inflight.
+// nothing behind: jobs created, reconciled and deleted leave no record in
+// the job memory, whether the NotFound pass or the delete event comes
+// first. A fake-client pass costs ~40 ms, so 100 jobs here; the in-flight
+// part alone is driven through 10,000 in inflight_test.go.
 func TestDeletedJobsLeaveNoMemory(t *testing.T) {
 	const jobs = 100
 	for _, tc := range []struct {
@@ -91,7 +73,7 @@ func TestDeletedJobsLeaveNoMemory(t *testing.T) {
 					t.Fatalf("Reconcile: %v", err)
 				}
 				if i == 0 || i == 9 {
-					s := r.memorySizes()
+					s := r.memory.sizes()
 					peak.Inflight += s.Inflight
 					peak.Written += s.Written
 					peak.PodMemos += s.PodMemos
@@ -111,7 +93,7 @@ func TestDeletedJobsLeaveNoMemory(t *testing.T) {
 					podLeft.Delete(ctrlevent.DeleteEvent{Object: &pods.Items[i]})
 				}
 				if i == 0 {
-					peak.Vanished = r.memorySizes().Vanished
+					peak.Vanished = r.memory.sizes().Vanished
 				}
 				if err := c.Delete(ctx, job); err != nil {
 					t.Fatal(err)
@@ -127,11 +109,11 @@ func TestDeletedJobsLeaveNoMemory(t *testing.T) {
 					t.Fatalf("Reconcile after delete: %v", err)
 				}
 			}
-			// Every memory was used (by job 0, or job 9 for the external count).
+			// Every part was used (by job 0, or job 9 for the external count).
 			if peak.Inflight == 0 || peak.Written == 0 || peak.PodMemos == 0 || peak.External == 0 || peak.Looked == 0 || peak.Vanished == 0 {
 				t.Fatalf("the test does not exercise every memory: %+v", peak)
 			}
-			if d := cmp.Diff(memorySizes{}, r.memorySizes()); d != "" {
+			if d := cmp.Diff(memorySizes{}, r.memory.sizes()); d != "" {
 				t.Errorf("after %d jobs created and deleted (-want +got):\n%s", jobs, d)
 			}
 		})

@@ -59,33 +59,20 @@ func registerMetrics() {
 }
 
 // externalJobs remembers the jobs managed by another controller that this
-// process has counted as created. Their status never gets our Created
-// condition, which counts the jobs we manage once for good, so they are
-// counted once per job and process: v1 counted every job in its create
-// predicate, which also fires for each job listed after a restart.
-type externalJobs struct {
-	mu   sync.Mutex
-	uids map[types.NamespacedName]types.UID
-}
-
-func newExternalJobs() *externalJobs {
-	return &externalJobs{uids: map[types.NamespacedName]types.UID{}}
-}
+// process has counted as created (jobRecord.external). Their status never
+// gets our Created condition, which counts the jobs we manage once for good,
+// so they are counted once per job and process: v1 counted every job in its
+// create predicate, which also fires for each job listed after a restart.
+type externalJobs struct{ kindMemory }
 
 // first reports whether this job (a new UID under the name) is seen for the first time.
-func (e *externalJobs) first(key types.NamespacedName, uid types.UID) bool {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if e.uids[key] == uid {
+func (e externalJobs) first(key types.NamespacedName, uid types.UID) bool {
+	e.m.mu.Lock()
+	defer e.m.mu.Unlock()
+	rec := e.m.record(e.refOf(key, uid), true)
+	if rec.external {
 		return false
 	}
-	e.uids[key] = uid
+	rec.external = true
 	return true
-}
-
-// forget drops a deleted job.
-func (e *externalJobs) forget(key types.NamespacedName) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	delete(e.uids, key)
 }

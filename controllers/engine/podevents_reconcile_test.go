@@ -72,8 +72,8 @@ func TestPodEventsFollowTheStatusWrite(t *testing.T) {
 	want := []string{`Error pod j-master-0 container pytorch waiting message: Back-off pulling image "nope"`}
 
 	pass()
-	if len(rec.got) != 0 || len(r.podMemos.jobs) != 0 {
-		t.Fatalf("a pass whose status write conflicted recorded %v, memo %v", rec.got, r.podMemos.jobs)
+	if len(rec.got) != 0 || r.memory.sizes().PodMemos != 0 {
+		t.Fatalf("a pass whose status write conflicted recorded %v, memo %v", rec.got, r.podMemos.get(client.ObjectKeyFromObject(job), job.UID))
 	}
 	pass()
 	pass()
@@ -93,7 +93,7 @@ func TestPodEventsFollowTheStatusWrite(t *testing.T) {
 	if diff := cmp.Diff(want, rec.got); diff != "" {
 		t.Errorf("a finished job's pods were reported (-want +got):\n%s", diff)
 	}
-	if len(r.podMemos.jobs) != 0 {
-		t.Errorf("a finished job kept its memo: %v", r.podMemos.jobs)
+	if r.memory.sizes().PodMemos != 0 {
+		t.Errorf("a finished job kept its memo: %v", r.podMemos.get(client.ObjectKeyFromObject(job), job.UID))
 	}
 }

@@ -215,7 +215,7 @@ var cmpSortUIDs = cmp.Transformer("sort", func(in []types.UID) []string {
 // The memo of a job belongs to its UID: a new job of the same name starts
 // afresh; an empty memo or forget frees the entry.
 func TestPodMemos(t *testing.T) {
-	var m podMemos
+	m := podMemos{testMemory()}
 	key := types.NamespacedName{Namespace: "ns", Name: "j"}
 	seen := podsSeen{"p": {1}}
 	m.set(key, "uid-1", seen)
@@ -226,13 +226,13 @@ func TestPodMemos(t *testing.T) {
 		t.Errorf("a new job of the same name got the old memo: %v", got)
 	}
 	m.set(key, "uid-1", nil)
-	if len(m.jobs) != 0 {
-		t.Errorf("an empty memo kept the entry: %v", m.jobs)
+	if n := m.m.Len(); n != 0 {
+		t.Errorf("an empty memo kept the entry: %d records", n)
 	}
 	m.set(key, "uid-1", seen)
-	m.forget(key)
-	if len(m.jobs) != 0 {
-		t.Errorf("forget kept the entry: %v", m.jobs)
+	m.m.Forget(m.refOf(key, ""))
+	if n := m.m.Len(); n != 0 {
+		t.Errorf("forget kept the entry: %d records", n)
 	}
 }
 

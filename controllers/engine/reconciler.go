@@ -21,7 +21,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
 	kubeflowv1 "github.com/seed-d8a409e9/training-operator/apis/kubeflow.org/v1"
-	"github.com/seed-d8a409e9/training-operator/internal/inflight"
 )
 
 // Options tune one framework's controller.
@@ -42,10 +41,10 @@ type Options struct {
 	ChildEventDelay time.Duration
 	// Gang selects the gang-scheduling backend per job; nil disables it.
 	Gang GangSelector
-	// Inflight records child writes the cache has not shown yet; nil means a
-	// store of this controller's own. Sharing it with the gang scheduler
+	// Memory is what the engine remembers per job (JobMemory); nil means a
+	// memory of this controller's own. Sharing it with the gang scheduler
 	// frees the gang's records with the job.
-	Inflight *inflight.Store
+	Memory *JobMemory
 	// OnController, if set, receives the built controller so that callers can
 	// add watches later (the gang scheduler watches PodGroups once their API
 	// is served).
@@ -73,9 +72,10 @@ type Reconciler[J Job[J]] struct {
 	recorder  EventRecorder
 	clock     clock.Clock
 	opts      Options
-	inflight  *inflight.Store
-	written   *lastWrites
-	external  *externalJobs
+	memory    *JobMemory
+	written   lastWrites
+	holds     statusHolds
+	external  externalJobs
 	podMemos  podMemos
 	vanished  vanishedPods
 	// started is when this reconciler was built: jobs created before it may
@@ -103,12 +103,15 @@ func NewReconciler[J Job[J]](fw Framework[J], c client.Client, apiReader client.
 	if opts.ChildEventDelay == 0 {
 		opts.ChildEventDelay = DefaultChildEventDelay
 	}
-	if opts.Inflight == nil {
-		opts.Inflight = inflight.New(opts.Clock, 0)
+	if opts.Memory == nil {
+		opts.Memory = NewJobMemory(opts.Clock)
 	}
 	registerMetrics()
-	return &Reconciler[J]{fw: resolve(fw), client: c, apiReader: apiReader, recorder: rec, clock: opts.Clock, opts: opts, inflight: opts.Inflight,
-		written: newLastWrites(), external: newExternalJobs(), started: opts.Clock.Now()}
+	a := resolve(fw)
+	mem := kindMemory{opts.Memory, a.Kind()}
+	return &Reconciler[J]{fw: a, client: c, apiReader: apiReader, recorder: rec, clock: opts.Clock, opts: opts, memory: opts.Memory,
+		written: lastWrites{mem}, holds: statusHolds{mem}, external: externalJobs{mem}, podMemos: podMemos{mem}, vanished: vanishedPods{mem},
+		started: opts.Clock.Now()}
 }
 
 // SetupWithManager registers the controller. Call SetupIndexes once per manager first.
@@ -152,7 +155,7 @@ func (r *Reconciler[J]) SetupWithManager(mgr ctrl.Manager) error {
 func (r *Reconciler[J]) goneFromCache(prefix string) predicate.Funcs {
 	gone := func(o client.Object) bool {
 		if ref := metav1.GetControllerOf(o); ref != nil {
-			r.inflight.Observed(inflight.Job{Kind: ref.Kind, NamespacedName: types.NamespacedName{Namespace: o.GetNamespace(), Name: ref.Name}, UID: ref.UID}, prefix+o.GetName())
+			r.memory.Observed(JobRef{Kind: ref.Kind, NamespacedName: types.NamespacedName{Namespace: o.GetNamespace(), Name: ref.Name}, UID: ref.UID}, prefix+o.GetName())
 		}
 		return true
 	}
@@ -161,18 +164,16 @@ func (r *Reconciler[J]) goneFromCache(prefix string) predicate.Funcs {
 	}
 }
 
-// jobRef names a job of this controller in the in-flight store.
-func (r *Reconciler[J]) jobRef(job client.Object) inflight.Job {
-	return inflight.JobOf(r.fw.Kind(), job)
-}
+// jobRef names a job of this controller in the memory.
+func (r *Reconciler[J]) jobRef(job client.Object) JobRef { return JobRefOf(r.fw.Kind(), job) }
 
-// jobGone drops a deleted job's in-flight records on its delete event. The
+// jobGone drops a deleted job's record on its delete event. The
 // NotFound of the reconcile that follows does too; this covers a job whose
 // name is reused before that reconcile runs. It never filters events.
 func (r *Reconciler[J]) jobGone() predicate.Funcs {
 	return predicate.Funcs{
 		DeleteFunc: func(e ctrlevent.DeleteEvent) bool {
-			r.inflight.Forget(r.jobRef(e.Object))
+			r.memory.Forget(r.jobRef(e.Object))
 			return true
 		},
 	}
@@ -196,11 +197,7 @@ func (r *Reconciler[J]) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.R
 	// so the cache's own copy is not duplicated first.
 	if err := r.client.Get(ctx, req.NamespacedName, cached, client.UnsafeDisableDeepCopy); err != nil {
 		if apierrors.IsNotFound(err) {
-			r.written.forget(req.NamespacedName)
-			r.external.forget(req.NamespacedName)
-			r.podMemos.forget(req.NamespacedName)
-			r.vanished.forget(req.NamespacedName)
-			r.inflight.Forget(inflight.Job{Kind: r.fw.Kind(), NamespacedName: req.NamespacedName})
+			r.memory.Forget(JobRef{Kind: r.fw.Kind(), NamespacedName: req.NamespacedName})
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
@@ -209,9 +206,7 @@ func (r *Reconciler[J]) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.R
 	logger := log.FromContext(ctx).WithValues("uid", cached.GetUID())
 	ctx = log.IntoContext(ctx, logger)
 	if cached.GetDeletionTimestamp() != nil {
-		r.inflight.Forget(r.jobRef(cached))
-		r.podMemos.forget(req.NamespacedName)
-		r.vanished.forget(req.NamespacedName)
+		r.memory.Forget(r.jobRef(cached))
 		return ctrl.Result{}, nil
 	}
 	if mb := r.fw.RunPolicy(cached).ManagedBy; mb != nil && *mb != kubeflowv1.KubeflowJobsController {

@@ -131,3 +131,13 @@ func TestReplicaStatuses(t *testing.T) {
 		t.Errorf("replicaStatuses (-want +got):\n%s", diff)
 	}
 }
+
+func TestStillPresent(t *testing.T) {
+	pods := []*corev1.Pod{testjobs.MakePod("a", "ns").UID("uid-a").Obj(), testjobs.MakePod("c", "ns").UID("uid-c").Obj()}
+	if diff := cmp.Diff([]string{"uid-a"}, stillPresent([]string{"uid-a", "uid-b"}, pods)); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+	if got := stillPresent([]string{"uid-b"}, pods); got != nil {
+		t.Errorf("all gone: got %v, want nil (the field is omitted)", got)
+	}
+}

@@ -10,7 +10,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kubeflowv1 "github.com/seed-d8a409e9/training-operator/apis/kubeflow.org/v1"
-	"github.com/seed-d8a409e9/training-operator/internal/inflight"
 )
 
 // ControllerUIDIndex indexes pods and Services by their controller owner's
@@ -137,21 +136,21 @@ func (r *Reconciler[J]) missingChildren(job J, ch children, rt kubeflowv1.Replic
 		name := r.fw.childName(job, rt, i)
 		if r.fw.services {
 			if _, ok := ch.services[rt][i]; ok {
-				r.inflight.Observed(j, "svc/"+name)
-			} else if !r.inflight.IsCreating(j, "svc/"+name) {
+				r.memory.Observed(j, "svc/"+name)
+			} else if !r.memory.IsCreating(j, "svc/"+name) {
 				creates = append(creates, r.fw.buildService(job, rt, i, spec))
 			}
 		}
 		if _, ok := ch.pods[rt][i]; ok {
-			r.inflight.Observed(j, "pod/"+name)
+			r.memory.Observed(j, "pod/"+name)
 			continue
 		}
-		if left, ok := r.inflight.Creating(j, "pod/"+name); ok {
+		if left, ok := r.memory.Creating(j, "pod/"+name); ok {
 			// Created, not seen yet. A pod normally shows within moments; one
 			// deleted before the cache ever showed it (its events lost while a
 			// watch was broken: chaos had a job wait forever so) brings the job
 			// back by no event: look again once the record expires.
-			if left < inflight.DefaultTTL-unseenCreate {
+			if left < inflightTTL-unseenCreate {
 				p.requeue(left + time.Second)
 			}
 			continue

@@ -68,11 +68,11 @@ func (r *Reconciler[J]) releasePods(ctx context.Context, job client.Object, pods
 	j := r.jobRef(job)
 	todo := pods[:0:0]
 	for _, p := range pods {
-		if !r.inflight.IsReleased(j, p.UID) {
+		if !r.memory.IsReleased(j, p.UID) {
 			todo = append(todo, p)
 		}
 	}
-	err := patchPods(ctx, r.client, r.opts.Fanout, todo, releasePatch, func(p *corev1.Pod) { r.inflight.MarkReleased(j, p.UID) })
+	err := patchPods(ctx, r.client, r.opts.Fanout, todo, releasePatch, func(p *corev1.Pod) { r.memory.MarkReleased(j, p.UID) })
 	return err
 }
 

@@ -4,7 +4,6 @@ import (
 	"context"
 	"slices"
 	"sort"
-	"sync"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -12,8 +11,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	ctrlevent "sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
-
-	"github.com/seed-d8a409e9/training-operator/internal/inflight"
 )
 
 // vanishedPods remembers pods someone else deleted that left the cache
@@ -29,68 +26,64 @@ import (
 // the pod's delete event is handled, so that memory keeps such a pod from
 // being counted twice. Entries go once counted durably, when the pod leaves
 // the cache, and with the job.
-type vanishedPods struct {
-	mu   sync.Mutex
-	jobs map[types.NamespacedName]*vanishedJob
-}
+type vanishedPods struct{ kindMemory }
 
+// vanishedJob is a job's part: jobRecord.vanished.
 type vanishedJob struct {
-	uid     types.UID
 	gone    map[types.UID]*corev1.Pod
 	counted map[types.UID]bool
 }
 
-// entry returns the job's record, replacing one of an older incarnation
-// when create is set.
-func (v *vanishedPods) entry(key types.NamespacedName, uid types.UID, create bool) *vanishedJob {
-	e := v.jobs[key]
-	if e != nil && e.uid == uid {
-		return e
-	}
-	if !create {
+func (v *vanishedJob) empty() bool { return len(v.gone) == 0 && len(v.counted) == 0 }
+
+// part returns the job's part, m.mu held; nil if it has none and create
+// is not set.
+func (v vanishedPods) part(j JobRef, create bool) *vanishedJob {
+	rec := v.m.record(j, create)
+	if rec == nil {
 		return nil
 	}
-	if v.jobs == nil {
-		v.jobs = map[types.NamespacedName]*vanishedJob{}
+	p := &rec.vanished
+	if create && p.gone == nil {
+		p.gone, p.counted = map[types.UID]*corev1.Pod{}, map[types.UID]bool{}
 	}
-	e = &vanishedJob{uid: uid, gone: map[types.UID]*corev1.Pod{}, counted: map[types.UID]bool{}}
-	v.jobs[key] = e
-	return e
+	return p
 }
 
-func (v *vanishedPods) dropIfEmpty(key types.NamespacedName, e *vanishedJob) {
-	if len(e.gone) == 0 && len(e.counted) == 0 {
-		delete(v.jobs, key)
-	}
-}
+// dropIfEmpty frees the job's record once nothing is left in it, m.mu held.
+func (v vanishedPods) dropIfEmpty(j JobRef) { v.m.dropIfEmpty(j, v.m.record(j, false)) }
 
 // left records that pod left the cache; ours says the job deleted it.
-func (v *vanishedPods) left(key types.NamespacedName, jobUID types.UID, pod *corev1.Pod, ours bool) {
-	v.mu.Lock()
-	defer v.mu.Unlock()
-	if e := v.entry(key, jobUID, false); e != nil && e.counted[pod.UID] {
+func (v vanishedPods) left(key types.NamespacedName, jobUID types.UID, pod *corev1.Pod, ours bool) {
+	j := v.refOf(key, jobUID)
+	v.m.mu.Lock()
+	defer v.m.mu.Unlock()
+	if e := v.part(j, false); e != nil && e.counted[pod.UID] {
 		delete(e.counted, pod.UID)
-		v.dropIfEmpty(key, e)
+		v.dropIfEmpty(j)
 		return
 	}
 	if ours || pod.Status.Phase == corev1.PodSucceeded {
 		return
 	}
-	v.entry(key, jobUID, true).gone[pod.UID] = pod
+	v.part(j, true).gone[pod.UID] = pod
 }
 
 // pending lists the job's vanished pods not counted yet, by name.
-func (v *vanishedPods) pending(key types.NamespacedName, jobUID types.UID) []*corev1.Pod {
-	v.mu.Lock()
-	defer v.mu.Unlock()
-	e := v.entry(key, jobUID, false)
-	if e == nil || len(e.gone) == 0 {
-		return nil
-	}
-	out := make([]*corev1.Pod, 0, len(e.gone))
-	for _, p := range e.gone {
-		out = append(out, p)
-	}
+func (v vanishedPods) pending(key types.NamespacedName, jobUID types.UID) []*corev1.Pod {
+	out := func() []*corev1.Pod {
+		v.m.mu.Lock()
+		defer v.m.mu.Unlock()
+		e := v.part(v.refOf(key, jobUID), false)
+		if e == nil || len(e.gone) == 0 {
+			return nil
+		}
+		out := make([]*corev1.Pod, 0, len(e.gone))
+		for _, p := range e.gone {
+			out = append(out, p)
+		}
+		return out
+	}()
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out
 }
@@ -98,40 +91,41 @@ func (v *vanishedPods) pending(key types.NamespacedName, jobUID types.UID) []*co
 // settle runs after a status write recorded a pass: the vanished pods it
 // read (taken) are dealt with, and the pods it counted are remembered until
 // they leave the cache, unless they already did.
-func (v *vanishedPods) settle(key types.NamespacedName, jobUID types.UID, taken, counted []types.UID) {
+func (v vanishedPods) settle(key types.NamespacedName, jobUID types.UID, taken, counted []types.UID) {
 	if len(taken) == 0 && len(counted) == 0 {
 		return
 	}
-	v.mu.Lock()
-	defer v.mu.Unlock()
+	j := v.refOf(key, jobUID)
+	v.m.mu.Lock()
+	defer v.m.mu.Unlock()
 	for _, uid := range taken {
-		if e := v.entry(key, jobUID, false); e != nil {
+		if e := v.part(j, false); e != nil {
 			delete(e.gone, uid)
-			v.dropIfEmpty(key, e)
+			v.dropIfEmpty(j)
 		}
 	}
 	for _, uid := range counted {
-		if e := v.entry(key, jobUID, false); e != nil && e.gone[uid] != nil {
+		if e := v.part(j, false); e != nil && e.gone[uid] != nil {
 			delete(e.gone, uid)
-			v.dropIfEmpty(key, e)
+			v.dropIfEmpty(j)
 			continue
 		}
 		if !slices.Contains(taken, uid) {
-			v.entry(key, jobUID, true).counted[uid] = true
+			v.part(j, true).counted[uid] = true
 		}
 	}
 }
 
-func (v *vanishedPods) forget(key types.NamespacedName) {
-	v.mu.Lock()
-	defer v.mu.Unlock()
-	delete(v.jobs, key)
-}
-
-func (v *vanishedPods) len() int {
-	v.mu.Lock()
-	defer v.mu.Unlock()
-	return len(v.jobs)
+// forget drops the job's vanished pods: pods leaving a finished, deleted
+// or suspended job are no restart.
+func (v vanishedPods) forget(key types.NamespacedName, jobUID types.UID) {
+	j := v.refOf(key, jobUID)
+	v.m.mu.Lock()
+	defer v.m.mu.Unlock()
+	if e := v.part(j, false); e != nil {
+		*e = vanishedJob{}
+		v.dropIfEmpty(j)
+	}
 }
 
 // podLeft records, from a pod's delete event, a pod of one of this
@@ -158,7 +152,7 @@ func (r *Reconciler[J]) podLeft() predicate.Funcs {
 			if tracked(r.fw.RunPolicy(job)) {
 				return true
 			}
-			ours := r.inflight.IsDeleting(inflight.Job{Kind: r.fw.Kind(), NamespacedName: key, UID: ref.UID}, pod.UID)
+			ours := r.memory.IsDeleting(JobRef{Kind: r.fw.Kind(), NamespacedName: key, UID: ref.UID}, pod.UID)
 			r.vanished.left(key, ref.UID, pod, ours)
 			return true
 		},

@@ -57,7 +57,7 @@ func (h *harness) expectOneRestartAndNoMemory(when string) {
 	if n := h.restartCount(); n != 1 {
 		h.t.Errorf("%s: restartCount = %d, want 1", when, n)
 	}
-	if n := h.r.vanished.len(); n != 0 {
+	if n := h.r.memory.sizes().Vanished; n != 0 {
 		h.t.Errorf("%s: vanished memory holds %d jobs, want 0", when, n)
 	}
 }
@@ -217,7 +217,7 @@ func TestPodsOfAGoneJobLeaveNoRecord(t *testing.T) {
 		for i := range pods {
 			h.deliverDelete(&pods[i])
 		}
-		if n := h.r.vanished.len(); n != 0 {
+		if n := h.r.memory.sizes().Vanished; n != 0 {
 			t.Errorf("after %s: vanished memory holds %d jobs, want 0", after, n)
 		}
 	}

@@ -19,7 +19,6 @@ import (
 
 	kubeflowv1 "github.com/seed-d8a409e9/training-operator/apis/kubeflow.org/v1"
 	"github.com/seed-d8a409e9/training-operator/controllers/engine"
-	"github.com/seed-d8a409e9/training-operator/internal/inflight"
 )
 
 const (
@@ -47,8 +46,8 @@ func (s *jobScope) key() client.ObjectKey {
 	return client.ObjectKey{Namespace: s.job.GetNamespace(), Name: s.job.GetName()}
 }
 
-// ref names the job in the in-flight store.
-func (s *jobScope) ref() inflight.Job { return inflight.JobOf(s.info.Kind, s.job) }
+// ref names the job in the job memory.
+func (s *jobScope) ref() engine.JobRef { return engine.JobRefOf(s.info.Kind, s.job) }
 
 // controllerRef points a PodGroup at its job, like the job's pods.
 func (s *jobScope) controllerRef() metav1.OwnerReference {
@@ -304,7 +303,7 @@ func (s *jobScope) remove(ctx context.Context, k kindInfo, terminated bool) erro
 	uid := obj.GetUID()
 	// A deleted UID is remembered so a lagging cache does not produce a
 	// second delete event.
-	if obj.GetDeletionTimestamp() != nil || (uid != "" && s.m.inflight.IsDeleting(s.ref(), uid)) {
+	if obj.GetDeletionTimestamp() != nil || (uid != "" && s.m.memory.IsDeleting(s.ref(), uid)) {
 		return nil
 	}
 	opts := []client.DeleteOption{client.PropagationPolicy(metav1.DeletePropagationBackground)}
@@ -315,7 +314,7 @@ func (s *jobScope) remove(ctx context.Context, k kindInfo, terminated bool) erro
 	switch {
 	case err == nil:
 		if uid != "" {
-			s.m.inflight.MarkDeleted(s.ref(), uid)
+			s.m.memory.MarkDeleted(s.ref(), uid)
 		}
 		podGroupsDeleted.Inc()
 		if terminated {

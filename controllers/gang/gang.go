@@ -45,7 +45,6 @@ import (
 	kubeflowv1 "github.com/seed-d8a409e9/training-operator/apis/kubeflow.org/v1"
 	schedpluginsv1alpha1 "github.com/seed-d8a409e9/training-operator/apis/scheduling/v1alpha1"
 	"github.com/seed-d8a409e9/training-operator/controllers/engine"
-	"github.com/seed-d8a409e9/training-operator/internal/inflight"
 )
 
 // VolcanoSchedulerName is the schedulerName that selects Volcano.
@@ -84,9 +83,9 @@ type Options struct {
 	Recorder func(controllerName string) engine.EventRecorder
 	// Clock is injectable for tests.
 	Clock clock.Clock
-	// Inflight records the PodGroups deleted and not yet gone from the
-	// cache; share the job controllers' store so the records go with the job.
-	Inflight *inflight.Store
+	// Memory records the PodGroups deleted and not yet gone from the
+	// cache; share the job controllers' memory so the records go with the job.
+	Memory *engine.JobMemory
 }
 
 // Manager chooses and runs the gang-scheduling backend of each job. One
@@ -100,7 +99,7 @@ type Manager struct {
 	missing     map[schema.GroupVersionKind]time.Time // API absent, re-checked after the time
 	controllers map[string]registration               // by controller name
 	watched     map[string]bool                       // controller name + GVK
-	inflight    *inflight.Store                       // recently deleted objects (no duplicate events)
+	memory      *engine.JobMemory                     // recently deleted objects (no duplicate events)
 	priorities  *priorityCache
 }
 
@@ -133,15 +132,15 @@ func New(opts Options) *Manager {
 	if opts.APIReader == nil {
 		opts.APIReader = opts.Client
 	}
-	if opts.Inflight == nil {
-		opts.Inflight = inflight.New(opts.Clock, 0)
+	if opts.Memory == nil {
+		opts.Memory = engine.NewJobMemory(opts.Clock)
 	}
 	m := &Manager{
 		opts:        opts,
 		missing:     map[schema.GroupVersionKind]time.Time{},
 		controllers: map[string]registration{},
 		watched:     map[string]bool{},
-		inflight:    opts.Inflight,
+		memory:      opts.Memory,
 		priorities:  &priorityCache{},
 	}
 	cfg := opts.Config
@@ -160,9 +159,9 @@ func New(opts Options) *Manager {
 	return m
 }
 
-// Inflight is the Manager's in-flight store; job controllers share it so a
-// gone job's records are freed in one place.
-func (m *Manager) Inflight() *inflight.Store { return m.inflight }
+// Memory is the Manager's job memory; job controllers share it so a gone
+// job's records are freed in one place.
+func (m *Manager) Memory() *engine.JobMemory { return m.memory }
 
 // NewForManager builds a Manager on a controller-runtime manager and
 // registers the PodGroup types in its scheme. Call before the manager starts.

@@ -5,12 +5,12 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/utils/ptr"
 
 	kubeflowv1 "github.com/seed-d8a409e9/training-operator/apis/kubeflow.org/v1"
 	"github.com/seed-d8a409e9/training-operator/controllers/engine"
+	"github.com/seed-d8a409e9/training-operator/controllers/engine/frameworktest"
 	"github.com/seed-d8a409e9/training-operator/internal/testjobs"
 )
 
@@ -63,6 +63,15 @@ func TestPortNotExposed(t *testing.T) {
 	}
 }
 
+// Names, labels, owner, restartPolicy and Services are the conformance
+// test's; here only the JAX wiring of the pod.
+func TestConformance(t *testing.T) {
+	frameworktest.Conformance(t, New(Options{}), map[string]*kubeflowv1.JAXJob{
+		"two workers": testjobs.MakeJAXJob("jx", "ns").Workers(2).Obj(),
+		"one worker":  testjobs.MakeJAXJob("jx", "ns").Workers(1).Obj(),
+	})
+}
+
 func TestBuildPod(t *testing.T) {
 	fw := New(Options{})
 	j := defaulted(testjobs.MakeJAXJob("jx", "ns").UID("uid-1").Workers(2))
@@ -70,42 +79,17 @@ func TestBuildPod(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{
-			Name:      "jx-worker-1",
-			Namespace: "ns",
-			Labels: map[string]string{
-				kubeflowv1.OperatorNameLabel: "jaxjob-controller",
-				kubeflowv1.JobNameLabel:      "jx",
-				kubeflowv1.ReplicaTypeLabel:  "worker",
-				kubeflowv1.ReplicaIndexLabel: "1",
-			},
-			OwnerReferences: []metav1.OwnerReference{{
-				APIVersion: "kubeflow.org/v1", Kind: "JAXJob", Name: "jx", UID: "uid-1",
-				Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true),
-			}},
-		},
-		Spec: corev1.PodSpec{
-			RestartPolicy: corev1.RestartPolicyNever,
-			Containers: []corev1.Container{{
-				Name:    "jax",
-				Image:   testjobs.JAXImage,
-				Command: []string{"python", "/workspace/train.py"},
-				Ports:   []corev1.ContainerPort{{Name: "jaxjob-port", ContainerPort: 6666}},
-				Env: testjobs.Env("PYTHONUNBUFFERED", "1", "COORDINATOR_PORT", "6666", "COORDINATOR_ADDRESS", "jx-worker-0",
-					"NUM_PROCESSES", "2", "PROCESS_ID", "1"),
-			}},
-		},
-	}
-	if diff := cmp.Diff(want, pod); diff != "" {
-		t.Errorf("pod (-want +got):\n%s", diff)
-	}
-	w0, _, err := engine.BuildPod(fw, j, "Worker", 0, j.Spec.JAXReplicaSpecs["Worker"])
-	if err != nil {
-		t.Fatal(err)
-	}
-	if w0.Labels[kubeflowv1.JobRoleLabel] != "master" {
-		t.Errorf("worker 0 labels = %v, want job-role=master", w0.Labels)
+	want := corev1.PodSpec{Containers: []corev1.Container{{
+		Name:    "jax",
+		Image:   testjobs.JAXImage,
+		Command: []string{"python", "/workspace/train.py"},
+		Ports:   []corev1.ContainerPort{{Name: "jaxjob-port", ContainerPort: 6666}},
+		Env: testjobs.Env("PYTHONUNBUFFERED", "1", "COORDINATOR_PORT", "6666", "COORDINATOR_ADDRESS", "jx-worker-0",
+			"NUM_PROCESSES", "2", "PROCESS_ID", "1"),
+	}}}
+	// restartPolicy is the conformance test's.
+	if diff := cmp.Diff(want, pod.Spec, cmpopts.IgnoreFields(corev1.PodSpec{}, "RestartPolicy")); diff != "" {
+		t.Errorf("pod spec (-want +got):\n%s", diff)
 	}
 	if diff := cmp.Diff([]kubeflowv1.ReplicaType{"Worker"}, fw.ReplicaTypes(j)); diff != "" {
 		t.Errorf("replica types (-want +got):\n%s", diff)

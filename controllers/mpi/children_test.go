@@ -23,6 +23,13 @@ func childLabels() map[string]string {
 	}
 }
 
+func ownerRefs() []metav1.OwnerReference {
+	return []metav1.OwnerReference{{
+		APIVersion: "kubeflow.org/v1", Kind: "MPIJob", Name: "pi", UID: "uid-1",
+		Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true),
+	}}
+}
+
 func childMetaWant(name string) metav1.ObjectMeta {
 	return metav1.ObjectMeta{Name: name, Namespace: "ns", Labels: childLabels(), OwnerReferences: ownerRefs()}
 }

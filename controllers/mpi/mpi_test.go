@@ -4,13 +4,14 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
 	kubeflowv1 "github.com/seed-d8a409e9/training-operator/apis/kubeflow.org/v1"
 	"github.com/seed-d8a409e9/training-operator/controllers/engine"
+	"github.com/seed-d8a409e9/training-operator/controllers/engine/frameworktest"
 	"github.com/seed-d8a409e9/training-operator/internal/testjobs"
 )
 
@@ -23,26 +24,6 @@ func defaulted(w *testjobs.MPIJobWrapper) *kubeflowv1.MPIJob {
 }
 
 func q(s string) resource.Quantity { return resource.MustParse(s) }
-
-func ownerRefs() []metav1.OwnerReference {
-	return []metav1.OwnerReference{{
-		APIVersion: "kubeflow.org/v1", Kind: "MPIJob", Name: "pi", UID: "uid-1",
-		Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true),
-	}}
-}
-
-func podLabels(rt string, index string, master bool) map[string]string {
-	l := map[string]string{
-		"training.kubeflow.org/operator-name": "mpijob-controller",
-		"training.kubeflow.org/job-name":      "pi",
-		"training.kubeflow.org/replica-type":  rt,
-		"training.kubeflow.org/replica-index": index,
-	}
-	if master {
-		l["training.kubeflow.org/job-role"] = "master"
-	}
-	return l
-}
 
 // launcherVolumes and workerVolume are v1's config volumes.
 func launcherVolumes() []corev1.Volume {
@@ -86,6 +67,17 @@ var launcherMounts = []corev1.VolumeMount{
 	{Name: "mpi-job-config", MountPath: "/etc/mpi"},
 }
 
+// Names (pi-launcher), labels (job-role on the launcher), owner and
+// restartPolicy are the conformance test's; MPIJobs have no Services.
+func TestConformance(t *testing.T) {
+	frameworktest.Conformance(t, New(Options{KubectlDeliveryImage: deliveryImage}), map[string]*kubeflowv1.MPIJob{
+		"launcher and workers": testjobs.MakeMPIJob("pi", "ns").Launcher().Workers(2).Obj(),
+		"launcher only":        testjobs.MakeMPIJob("pi", "ns").Launcher().Obj(),
+	})
+}
+
+// TestBuildPod checks MPI's wiring: the launcher's kubectl delivery, service
+// account, hostfile and bootstrap env, the workers' config volume and command.
 func TestBuildPod(t *testing.T) {
 	fw := New(Options{KubectlDeliveryImage: deliveryImage})
 	cpuEnv := testjobs.Env(
@@ -99,38 +91,30 @@ func TestBuildPod(t *testing.T) {
 		job   *kubeflowv1.MPIJob
 		rtype kubeflowv1.ReplicaType
 		index int
-		want  *corev1.Pod
+		want  corev1.PodSpec
 	}{
 		"launcher": {
 			job:   defaulted(testjobs.MakeMPIJob("pi", "ns").Launcher().Workers(2).SlotsPerWorker(4)),
 			rtype: "Launcher",
-			want: &corev1.Pod{
-				ObjectMeta: metav1.ObjectMeta{Name: "pi-launcher", Namespace: "ns", Labels: podLabels("launcher", "0", true), OwnerReferences: ownerRefs()},
-				Spec: corev1.PodSpec{
-					RestartPolicy:      corev1.RestartPolicyNever,
-					ServiceAccountName: "pi-launcher",
-					InitContainers:     []corev1.Container{kubectlDelivery()},
-					Containers: []corev1.Container{{
-						Name: "mpi", Image: testjobs.MPIImage, Command: []string{"mpirun", "-np", "2", "/home/mpiuser/pi"},
-						Env: cpuEnv, VolumeMounts: launcherMounts,
-					}},
-					Volumes: launcherVolumes(),
-				},
+			want: corev1.PodSpec{
+				ServiceAccountName: "pi-launcher",
+				InitContainers:     []corev1.Container{kubectlDelivery()},
+				Containers: []corev1.Container{{
+					Name: "mpi", Image: testjobs.MPIImage, Command: []string{"mpirun", "-np", "2", "/home/mpiuser/pi"},
+					Env: cpuEnv, VolumeMounts: launcherMounts,
+				}},
+				Volumes: launcherVolumes(),
 			},
 		},
 		"worker": {
 			job:   defaulted(testjobs.MakeMPIJob("pi", "ns").Launcher().Workers(2).SlotsPerWorker(4)),
 			rtype: "Worker", index: 1,
-			want: &corev1.Pod{
-				ObjectMeta: metav1.ObjectMeta{Name: "pi-worker-1", Namespace: "ns", Labels: podLabels("worker", "1", false), OwnerReferences: ownerRefs()},
-				Spec: corev1.PodSpec{
-					RestartPolicy: corev1.RestartPolicyNever,
-					Containers: []corev1.Container{{
-						Name: "mpi", Image: testjobs.MPIImage, Command: []string{"sleep"}, Args: []string{"365d"},
-						VolumeMounts: []corev1.VolumeMount{{Name: "mpi-job-config", MountPath: "/etc/mpi"}},
-					}},
-					Volumes: []corev1.Volume{workerVolume()},
-				},
+			want: corev1.PodSpec{
+				Containers: []corev1.Container{{
+					Name: "mpi", Image: testjobs.MPIImage, Command: []string{"sleep"}, Args: []string{"365d"},
+					VolumeMounts: []corev1.VolumeMount{{Name: "mpi-job-config", MountPath: "/etc/mpi"}},
+				}},
+				Volumes: []corev1.Volume{workerVolume()},
 			},
 		},
 		"worker keeps its own command": {
@@ -140,62 +124,50 @@ func TestBuildPod(t *testing.T) {
 				return j
 			}(),
 			rtype: "Worker", index: 0,
-			want: &corev1.Pod{
-				ObjectMeta: metav1.ObjectMeta{Name: "pi-worker-0", Namespace: "ns", Labels: podLabels("worker", "0", false), OwnerReferences: ownerRefs()},
-				Spec: corev1.PodSpec{
-					RestartPolicy: corev1.RestartPolicyNever,
-					Containers: []corev1.Container{{
-						Name: "mpi", Image: testjobs.MPIImage, Command: []string{"/usr/sbin/sshd", "-De"},
-						VolumeMounts: []corev1.VolumeMount{{Name: "mpi-job-config", MountPath: "/etc/mpi"}},
-					}},
-					Volumes: []corev1.Volume{workerVolume()},
-				},
+			want: corev1.PodSpec{
+				Containers: []corev1.Container{{
+					Name: "mpi", Image: testjobs.MPIImage, Command: []string{"/usr/sbin/sshd", "-De"},
+					VolumeMounts: []corev1.VolumeMount{{Name: "mpi-job-config", MountPath: "/etc/mpi"}},
+				}},
+				Volumes: []corev1.Volume{workerVolume()},
 			},
 		},
 		"GPU launcher keeps the NVIDIA env and a user service account": {
 			job: defaulted(testjobs.MakeMPIJob("pi", "ns").Launcher().Workers(1).GPUs("Launcher", 1).
 				ServiceAccount("Launcher", "mine").RestartPolicy(kubeflowv1.RestartPolicyExitCode)),
 			rtype: "Launcher",
-			want: &corev1.Pod{
-				ObjectMeta: metav1.ObjectMeta{Name: "pi-launcher", Namespace: "ns", Labels: podLabels("launcher", "0", true), OwnerReferences: ownerRefs()},
-				Spec: corev1.PodSpec{
-					RestartPolicy:      corev1.RestartPolicyNever,
-					ServiceAccountName: "mine",
-					InitContainers:     []corev1.Container{kubectlDelivery()},
-					Containers: []corev1.Container{{
-						Name: "mpi", Image: testjobs.MPIImage, Command: []string{"mpirun", "-np", "2", "/home/mpiuser/pi"},
-						Resources: corev1.ResourceRequirements{Limits: corev1.ResourceList{"nvidia.com/gpu": q("1")}},
-						Env: testjobs.Env(
-							"OMPI_MCA_plm_rsh_agent", "/etc/mpi/kubexec.sh",
-							"OMPI_MCA_orte_default_hostfile", "/etc/mpi/hostfile",
-							"I_MPI_HYDRA_BOOTSTRAP", "rsh", "I_MPI_HYDRA_BOOTSTRAP_EXEC", "/etc/mpi/kubexec.sh"),
-						VolumeMounts: launcherMounts,
-					}},
-					Volumes: launcherVolumes(),
-				},
+			want: corev1.PodSpec{
+				ServiceAccountName: "mine",
+				InitContainers:     []corev1.Container{kubectlDelivery()},
+				Containers: []corev1.Container{{
+					Name: "mpi", Image: testjobs.MPIImage, Command: []string{"mpirun", "-np", "2", "/home/mpiuser/pi"},
+					Resources: corev1.ResourceRequirements{Limits: corev1.ResourceList{"nvidia.com/gpu": q("1")}},
+					Env: testjobs.Env(
+						"OMPI_MCA_plm_rsh_agent", "/etc/mpi/kubexec.sh",
+						"OMPI_MCA_orte_default_hostfile", "/etc/mpi/hostfile",
+						"I_MPI_HYDRA_BOOTSTRAP", "rsh", "I_MPI_HYDRA_BOOTSTRAP_EXEC", "/etc/mpi/kubexec.sh"),
+					VolumeMounts: launcherMounts,
+				}},
+				Volumes: launcherVolumes(),
 			},
 		},
 		"Intel MPI bootstrap set by the user is kept": {
 			job: defaulted(testjobs.MakeMPIJob("pi", "ns").Launcher().Workers(1).
 				Env("Launcher", "I_MPI_HYDRA_BOOTSTRAP", "ssh", "I_MPI_HYDRA_BOOTSTRAP_EXEC", "/usr/bin/ssh")),
 			rtype: "Launcher",
-			want: &corev1.Pod{
-				ObjectMeta: metav1.ObjectMeta{Name: "pi-launcher", Namespace: "ns", Labels: podLabels("launcher", "0", true), OwnerReferences: ownerRefs()},
-				Spec: corev1.PodSpec{
-					RestartPolicy:      corev1.RestartPolicyNever,
-					ServiceAccountName: "pi-launcher",
-					InitContainers:     []corev1.Container{kubectlDelivery()},
-					Containers: []corev1.Container{{
-						Name: "mpi", Image: testjobs.MPIImage, Command: []string{"mpirun", "-np", "2", "/home/mpiuser/pi"},
-						Env: testjobs.Env(
-							"I_MPI_HYDRA_BOOTSTRAP", "ssh", "I_MPI_HYDRA_BOOTSTRAP_EXEC", "/usr/bin/ssh",
-							"OMPI_MCA_plm_rsh_agent", "/etc/mpi/kubexec.sh",
-							"OMPI_MCA_orte_default_hostfile", "/etc/mpi/hostfile",
-							"NVIDIA_VISIBLE_DEVICES", "", "NVIDIA_DRIVER_CAPABILITIES", ""),
-						VolumeMounts: launcherMounts,
-					}},
-					Volumes: launcherVolumes(),
-				},
+			want: corev1.PodSpec{
+				ServiceAccountName: "pi-launcher",
+				InitContainers:     []corev1.Container{kubectlDelivery()},
+				Containers: []corev1.Container{{
+					Name: "mpi", Image: testjobs.MPIImage, Command: []string{"mpirun", "-np", "2", "/home/mpiuser/pi"},
+					Env: testjobs.Env(
+						"I_MPI_HYDRA_BOOTSTRAP", "ssh", "I_MPI_HYDRA_BOOTSTRAP_EXEC", "/usr/bin/ssh",
+						"OMPI_MCA_plm_rsh_agent", "/etc/mpi/kubexec.sh",
+						"OMPI_MCA_orte_default_hostfile", "/etc/mpi/hostfile",
+						"NVIDIA_VISIBLE_DEVICES", "", "NVIDIA_DRIVER_CAPABILITIES", ""),
+					VolumeMounts: launcherMounts,
+				}},
+				Volumes: launcherVolumes(),
 			},
 		},
 		"launcher wiring goes to mainContainer, not containers[0]": {
@@ -206,18 +178,14 @@ func TestBuildPod(t *testing.T) {
 				return defaulted(w)
 			}(),
 			rtype: "Launcher",
-			want: &corev1.Pod{
-				ObjectMeta: metav1.ObjectMeta{Name: "pi-launcher", Namespace: "ns", Labels: podLabels("launcher", "0", true), OwnerReferences: ownerRefs()},
-				Spec: corev1.PodSpec{
-					RestartPolicy:      corev1.RestartPolicyNever,
-					ServiceAccountName: "pi-launcher",
-					InitContainers:     []corev1.Container{kubectlDelivery()},
-					Containers: []corev1.Container{sidecar, {
-						Name: "mpi", Image: testjobs.MPIImage, Command: []string{"mpirun", "-np", "2", "/home/mpiuser/pi"},
-						Env: cpuEnv, VolumeMounts: launcherMounts,
-					}},
-					Volumes: launcherVolumes(),
-				},
+			want: corev1.PodSpec{
+				ServiceAccountName: "pi-launcher",
+				InitContainers:     []corev1.Container{kubectlDelivery()},
+				Containers: []corev1.Container{sidecar, {
+					Name: "mpi", Image: testjobs.MPIImage, Command: []string{"mpirun", "-np", "2", "/home/mpiuser/pi"},
+					Env: cpuEnv, VolumeMounts: launcherMounts,
+				}},
+				Volumes: launcherVolumes(),
 			},
 		},
 		"worker wiring goes to mainContainer, not containers[0]": {
@@ -228,16 +196,12 @@ func TestBuildPod(t *testing.T) {
 				return defaulted(w)
 			}(),
 			rtype: "Worker",
-			want: &corev1.Pod{
-				ObjectMeta: metav1.ObjectMeta{Name: "pi-worker-0", Namespace: "ns", Labels: podLabels("worker", "0", false), OwnerReferences: ownerRefs()},
-				Spec: corev1.PodSpec{
-					RestartPolicy: corev1.RestartPolicyNever,
-					Containers: []corev1.Container{sidecar, {
-						Name: "mpi", Image: testjobs.MPIImage, Command: []string{"sleep"}, Args: []string{"365d"},
-						VolumeMounts: []corev1.VolumeMount{{Name: "mpi-job-config", MountPath: "/etc/mpi"}},
-					}},
-					Volumes: []corev1.Volume{workerVolume()},
-				},
+			want: corev1.PodSpec{
+				Containers: []corev1.Container{sidecar, {
+					Name: "mpi", Image: testjobs.MPIImage, Command: []string{"sleep"}, Args: []string{"365d"},
+					VolumeMounts: []corev1.VolumeMount{{Name: "mpi-job-config", MountPath: "/etc/mpi"}},
+				}},
+				Volumes: []corev1.Volume{workerVolume()},
 			},
 		},
 	}
@@ -247,8 +211,8 @@ func TestBuildPod(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if diff := cmp.Diff(tc.want, got); diff != "" {
-				t.Errorf("pod (-want +got):\n%s", diff)
+			if diff := cmp.Diff(tc.want, got.Spec, cmpopts.IgnoreFields(corev1.PodSpec{}, "RestartPolicy")); diff != "" {
+				t.Errorf("pod spec (-want +got):\n%s", diff)
 			}
 		})
 	}

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -11,6 +12,7 @@ import (
 
 	kubeflowv1 "github.com/seed-d8a409e9/training-operator/apis/kubeflow.org/v1"
 	"github.com/seed-d8a409e9/training-operator/controllers/engine"
+	"github.com/seed-d8a409e9/training-operator/controllers/engine/frameworktest"
 	"github.com/seed-d8a409e9/training-operator/internal/testjobs"
 )
 
@@ -85,6 +87,15 @@ func TestPortFallsBackToDefault(t *testing.T) {
 	}
 }
 
+// Names, labels, owner, restartPolicy and Services are the conformance
+// test's; here only the Paddle wiring of the pod.
+func TestConformance(t *testing.T) {
+	frameworktest.Conformance(t, New(Options{}), map[string]*kubeflowv1.PaddleJob{
+		"collective": testjobs.MakePaddleJob("pd", "ns").Workers(3).Obj(),
+		"ps":         testjobs.MakePaddleJob("pd", "ns").Master(2).Workers(2).Obj(),
+	})
+}
+
 func TestBuildPod(t *testing.T) {
 	fw := New(Options{})
 	j := defaulted(testjobs.MakePaddleJob("pd", "ns").UID("uid-1").Workers(2))
@@ -92,39 +103,17 @@ func TestBuildPod(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{
-			Name:      "pd-worker-0",
-			Namespace: "ns",
-			Labels: map[string]string{
-				kubeflowv1.OperatorNameLabel: "paddlejob-controller",
-				kubeflowv1.JobNameLabel:      "pd",
-				kubeflowv1.ReplicaTypeLabel:  "worker",
-				kubeflowv1.ReplicaIndexLabel: "0",
-			},
-			OwnerReferences: []metav1.OwnerReference{{
-				APIVersion: "kubeflow.org/v1", Kind: "PaddleJob", Name: "pd", UID: "uid-1",
-				Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true),
-			}},
-		},
-		Spec: corev1.PodSpec{
-			RestartPolicy: corev1.RestartPolicyOnFailure,
-			Containers: []corev1.Container{{
-				Name:    "paddle",
-				Image:   testjobs.PaddleImage,
-				Command: []string{"python", "/workspace/train.py"},
-				Ports:   []corev1.ContainerPort{{Name: "master", ContainerPort: 36543}},
-				Env: with(testjobs.Env("PYTHONUNBUFFERED", "1", "PADDLE_JOB_ID", "pd", "PADDLE_NNODES", "2"),
-					podIP, corev1.EnvVar{Name: "PADDLE_MASTER", Value: "$(POD_IP_DUMMY):36543"}),
-			}},
-		},
-	}
-	if diff := cmp.Diff(want, pod); diff != "" {
-		t.Errorf("pod (-want +got):\n%s", diff)
-	}
-	svc := engine.BuildService(fw, j, "Worker", 1, j.Spec.PaddleReplicaSpecs["Worker"])
-	if diff := cmp.Diff([]corev1.ServicePort{{Name: "master", Port: 36543}}, svc.Spec.Ports); diff != "" {
-		t.Errorf("service ports (-want +got):\n%s", diff)
+	want := corev1.PodSpec{Containers: []corev1.Container{{
+		Name:    "paddle",
+		Image:   testjobs.PaddleImage,
+		Command: []string{"python", "/workspace/train.py"},
+		Ports:   []corev1.ContainerPort{{Name: "master", ContainerPort: 36543}},
+		Env: with(testjobs.Env("PYTHONUNBUFFERED", "1", "PADDLE_JOB_ID", "pd", "PADDLE_NNODES", "2"),
+			podIP, corev1.EnvVar{Name: "PADDLE_MASTER", Value: "$(POD_IP_DUMMY):36543"}),
+	}}}
+	// restartPolicy is the conformance test's.
+	if diff := cmp.Diff(want, pod.Spec, cmpopts.IgnoreFields(corev1.PodSpec{}, "RestartPolicy")); diff != "" {
+		t.Errorf("pod spec (-want +got):\n%s", diff)
 	}
 }
 

@@ -13,6 +13,7 @@ import (
 
 	kubeflowv1 "github.com/seed-d8a409e9/training-operator/apis/kubeflow.org/v1"
 	"github.com/seed-d8a409e9/training-operator/controllers/engine"
+	"github.com/seed-d8a409e9/training-operator/controllers/engine/frameworktest"
 	"github.com/seed-d8a409e9/training-operator/internal/testjobs"
 )
 
@@ -86,6 +87,21 @@ func TestEnvVars(t *testing.T) {
 			}
 		})
 	}
+}
+
+// Names, labels (job-role on the master, or worker 0 without one), owner,
+// restartPolicy and Services are the conformance test's; here only the
+// PyTorch wiring.
+func TestConformance(t *testing.T) {
+	fw, err := New(Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	frameworktest.Conformance(t, fw, map[string]*kubeflowv1.PyTorchJob{
+		"master and workers": testjobs.MakePyTorchJob("j", "ns").Master(1).Workers(3).Obj(),
+		"workers only":       testjobs.MakePyTorchJob("j", "ns").Workers(2).Obj(),
+		"elastic":            testjobs.MakePyTorchJob("j", "ns").Workers(2).Elastic(1, 3).Obj(),
+	})
 }
 
 func TestDecoratePodAddsInitContainerToWorkersOnly(t *testing.T) {

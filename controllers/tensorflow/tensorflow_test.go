@@ -4,12 +4,12 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/utils/ptr"
 
 	kubeflowv1 "github.com/seed-d8a409e9/training-operator/apis/kubeflow.org/v1"
 	"github.com/seed-d8a409e9/training-operator/controllers/engine"
+	"github.com/seed-d8a409e9/training-operator/controllers/engine/frameworktest"
 	"github.com/seed-d8a409e9/training-operator/internal/testjobs"
 )
 
@@ -148,6 +148,18 @@ func TestDecoratePod(t *testing.T) {
 	})
 }
 
+// Names, labels (job-role by TF's rule), owner, restartPolicy and Services
+// are the conformance test's; here only TF_CONFIG.
+func TestConformance(t *testing.T) {
+	frameworktest.Conformance(t, New(Options{}), map[string]*kubeflowv1.TFJob{
+		"chief, workers and ps":  testjobs.MakeTFJob("mnist", "ns").Chief(1).Workers(2).PS(1).Obj(),
+		"master and workers":     testjobs.MakeTFJob("mnist", "ns").Master(1).Workers(2).Obj(),
+		"workers and ps":         testjobs.MakeTFJob("mnist", "ns").Workers(2).PS(1).Obj(),
+		"every type":             testjobs.MakeTFJob("mnist", "ns").Chief(1).Master(1).PS(1).Workers(2).Evaluator(1).Obj(),
+		"one worker (local job)": testjobs.MakeTFJob("mnist", "ns").Workers(1).Obj(),
+	})
+}
+
 func TestBuildPod(t *testing.T) {
 	fw := New(Options{})
 	j := defaulted(testjobs.MakeTFJob("mnist", "ns").UID("uid-1").Chief(1).Workers(1).RestartPolicy(kubeflowv1.RestartPolicyExitCode))
@@ -155,40 +167,17 @@ func TestBuildPod(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{
-			Name:      "mnist-chief-0",
-			Namespace: "ns",
-			Labels: map[string]string{
-				kubeflowv1.OperatorNameLabel: "tfjob-controller",
-				kubeflowv1.JobNameLabel:      "mnist",
-				kubeflowv1.ReplicaTypeLabel:  "chief",
-				kubeflowv1.ReplicaIndexLabel: "0",
-				kubeflowv1.JobRoleLabel:      "master",
-			},
-			OwnerReferences: []metav1.OwnerReference{{
-				APIVersion: "kubeflow.org/v1", Kind: "TFJob", Name: "mnist", UID: "uid-1",
-				Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true),
-			}},
-		},
-		Spec: corev1.PodSpec{
-			RestartPolicy: corev1.RestartPolicyNever,
-			Containers: []corev1.Container{{
-				Name:    "tensorflow",
-				Image:   testjobs.TFImage,
-				Command: []string{"python", "/workspace/train.py"},
-				Ports:   []corev1.ContainerPort{{Name: "tfjob-port", ContainerPort: 2222}},
-				Env: []corev1.EnvVar{{Name: "TF_CONFIG",
-					Value: `{"cluster":{"chief":["mnist-chief-0.ns.svc:2222"],"worker":["mnist-worker-0.ns.svc:2222"]},"task":{"type":"chief","index":0},"environment":"cloud"}`}},
-			}},
-		},
-	}
-	if diff := cmp.Diff(want, pod); diff != "" {
-		t.Errorf("pod (-want +got):\n%s", diff)
-	}
-	svc := engine.BuildService(fw, j, "Worker", 0, j.Spec.TFReplicaSpecs["Worker"])
-	if diff := cmp.Diff([]corev1.ServicePort{{Name: "tfjob-port", Port: 2222}}, svc.Spec.Ports); diff != "" {
-		t.Errorf("service ports (-want +got):\n%s", diff)
+	want := corev1.PodSpec{Containers: []corev1.Container{{
+		Name:    "tensorflow",
+		Image:   testjobs.TFImage,
+		Command: []string{"python", "/workspace/train.py"},
+		Ports:   []corev1.ContainerPort{{Name: "tfjob-port", ContainerPort: 2222}},
+		Env: []corev1.EnvVar{{Name: "TF_CONFIG",
+			Value: `{"cluster":{"chief":["mnist-chief-0.ns.svc:2222"],"worker":["mnist-worker-0.ns.svc:2222"]},"task":{"type":"chief","index":0},"environment":"cloud"}`}},
+	}}}
+	// restartPolicy is the conformance test's.
+	if diff := cmp.Diff(want, pod.Spec, cmpopts.IgnoreFields(corev1.PodSpec{}, "RestartPolicy")); diff != "" {
+		t.Errorf("pod spec (-want +got):\n%s", diff)
 	}
 }
 

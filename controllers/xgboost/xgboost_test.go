@@ -5,12 +5,12 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/utils/ptr"
 
 	kubeflowv1 "github.com/seed-d8a409e9/training-operator/apis/kubeflow.org/v1"
 	"github.com/seed-d8a409e9/training-operator/controllers/engine"
+	"github.com/seed-d8a409e9/training-operator/controllers/engine/frameworktest"
 	"github.com/seed-d8a409e9/training-operator/internal/testjobs"
 )
 
@@ -83,6 +83,15 @@ func TestEnvVarsErrors(t *testing.T) {
 	}
 }
 
+// Names, labels, owner, restartPolicy and Services are the conformance
+// test's; here only the XGBoost wiring of the pod.
+func TestConformance(t *testing.T) {
+	frameworktest.Conformance(t, New(Options{}), map[string]*kubeflowv1.XGBoostJob{
+		"master and workers": testjobs.MakeXGBoostJob("xgb", "ns").Master(1).Workers(2).Obj(),
+		"master only":        testjobs.MakeXGBoostJob("xgb", "ns").Master(1).Obj(),
+	})
+}
+
 func TestBuildPod(t *testing.T) {
 	fw := New(Options{})
 	j := defaulted(testjobs.MakeXGBoostJob("xgb", "ns").UID("uid-1").Master(1).Workers(1))
@@ -94,41 +103,16 @@ func TestBuildPod(t *testing.T) {
 	}
 	wantEnv := testjobs.Env("MASTER_PORT", "9999", "MASTER_ADDR", "xgb-master-0", "WORLD_SIZE", "2", "RANK", "1",
 		"PYTHONUNBUFFERED", "1", "WORKER_PORT", "9999", "WORKER_ADDRS", "xgb-worker-0")
-	want := &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{
-			Name:      "xgb-worker-0",
-			Namespace: "ns",
-			Labels: map[string]string{
-				kubeflowv1.OperatorNameLabel: "xgboostjob-controller",
-				kubeflowv1.JobNameLabel:      "xgb",
-				kubeflowv1.ReplicaTypeLabel:  "worker",
-				kubeflowv1.ReplicaIndexLabel: "0",
-			},
-			OwnerReferences: []metav1.OwnerReference{{
-				APIVersion: "kubeflow.org/v1", Kind: "XGBoostJob", Name: "xgb", UID: "uid-1",
-				Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true),
-			}},
-		},
-		Spec: corev1.PodSpec{
-			RestartPolicy: corev1.RestartPolicyNever,
-			Containers: []corev1.Container{{
-				Name:    "xgboost",
-				Image:   testjobs.XGBoostImage,
-				Command: []string{"python", "/workspace/train.py"},
-				Ports:   []corev1.ContainerPort{{Name: "xgboostjob-port", ContainerPort: 9999}},
-				Env:     wantEnv,
-			}, {Name: "sidecar", Image: "busybox", Env: wantEnv}},
-		},
-	}
-	if diff := cmp.Diff(want, pod); diff != "" {
-		t.Errorf("pod (-want +got):\n%s", diff)
-	}
-	master, _, err := engine.BuildPod(fw, j, "Master", 0, j.Spec.XGBReplicaSpecs["Master"])
-	if err != nil {
-		t.Fatal(err)
-	}
-	if master.Labels[kubeflowv1.JobRoleLabel] != "master" {
-		t.Errorf("master labels = %v, want job-role=master", master.Labels)
+	want := corev1.PodSpec{Containers: []corev1.Container{{
+		Name:    "xgboost",
+		Image:   testjobs.XGBoostImage,
+		Command: []string{"python", "/workspace/train.py"},
+		Ports:   []corev1.ContainerPort{{Name: "xgboostjob-port", ContainerPort: 9999}},
+		Env:     wantEnv,
+	}, {Name: "sidecar", Image: "busybox", Env: wantEnv}}}
+	// restartPolicy is the conformance test's.
+	if diff := cmp.Diff(want, pod.Spec, cmpopts.IgnoreFields(corev1.PodSpec{}, "RestartPolicy")); diff != "" {
+		t.Errorf("pod spec (-want +got):\n%s", diff)
 	}
 	if diff := cmp.Diff([]kubeflowv1.ReplicaType{"Master", "Worker"}, fw.ReplicaTypes(j)); diff != "" {
 		t.Errorf("replica types (-want +got):\n%s", diff)

@@ -21,10 +21,8 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -35,6 +33,8 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+
+	"github.com/seed-d8a409e9/training-operator/e2e/childproc"
 )
 
 // defaultOperatorArgs are appended to the fixed v1 flags unless
@@ -63,10 +63,7 @@ type operator struct {
 
 // process is one start of the operator binary.
 type process struct {
-	cmd     *exec.Cmd
-	logFile *os.File
-	started time.Time
-	done    chan struct{}
+	*childproc.Process
 	counted bool // its CPU time is in exitedCPU
 	// generation counts the starts: 1 for the first process, 2 after one
 	// restart, ... Its metrics and CPU counters start from zero.
@@ -80,7 +77,7 @@ type process struct {
 // the placeholders {kubeconfig}, {metrics}, {health}, {webhook-port},
 // {config}, {dir} and {pprof} expanded. It returns once /readyz answers 200.
 func startOperator(ctx context.Context, bin, extraArgs, dir string, api *rest.Config) (*operator, error) {
-	ports, err := freePorts(4)
+	ports, err := childproc.FreePorts(4)
 	if err != nil {
 		return nil, err
 	}
@@ -98,7 +95,7 @@ func startOperator(ctx context.Context, bin, extraArgs, dir string, api *rest.Co
 		metricsAddr: fmt.Sprintf("127.0.0.1:%d", ports[0]),
 		healthAddr:  fmt.Sprintf("127.0.0.1:%d", ports[1]),
 		pprofAddr:   fmt.Sprintf("127.0.0.1:%d", ports[3]),
-		env:         append(os.Environ(), "KUBECONFIG="+kubeconfig, "MY_POD_NAMESPACE=default"),
+		env:         []string{"KUBECONFIG=" + kubeconfig, "MY_POD_NAMESPACE=default"},
 	}
 	expand := strings.NewReplacer("{kubeconfig}", kubeconfig, "{metrics}", o.metricsAddr, "{health}", o.healthAddr,
 		"{webhook-port}", strconv.Itoa(ports[2]), "{config}", cfgPath, "{dir}", dir,
@@ -113,39 +110,32 @@ func startOperator(ctx context.Context, bin, extraArgs, dir string, api *rest.Co
 	}
 	if err := o.waitReady(ctx, 2*time.Minute, 200*time.Millisecond); err != nil {
 		o.Stop()
-		return nil, fmt.Errorf("%w (log: %s)", err, o.logPath)
+		return nil, err
 	}
 	return o, nil
 }
 
 // spawn starts a new process; its output is appended to the log.
 func (o *operator) spawn() error {
-	logFile, err := os.OpenFile(o.logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
-	if err != nil {
-		return err
-	}
 	o.mu.Lock()
 	gen := 1
 	if o.proc != nil {
 		gen = o.proc.generation + 1
 	}
 	o.mu.Unlock()
+	var header string
 	if gen > 1 {
-		fmt.Fprintf(logFile, "---- bench: operator start %d at %s ----\n", gen, time.Now().Format(time.RFC3339Nano))
+		header = fmt.Sprintf("---- bench: operator start %d at %s ----\n", gen, time.Now().Format(time.RFC3339Nano))
 	}
-	cmd := exec.Command(o.bin, o.args...)
-	cmd.Stdout, cmd.Stderr = logFile, logFile
-	cmd.Env = o.env
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	p := &process{cmd: cmd, logFile: logFile, done: make(chan struct{}), generation: gen}
-	p.started = time.Now()
-	if err := cmd.Start(); err != nil {
-		logFile.Close()
-		return fmt.Errorf("start %s: %w", o.bin, err)
+	cp, err := childproc.Start(childproc.Spec{
+		Name: "operator", Bin: o.bin, Args: o.args, Env: o.env,
+		LogPath: o.logPath, AppendLog: true, Header: header,
+	})
+	if err != nil {
+		return err
 	}
-	go func() { _ = cmd.Wait(); close(p.done) }()
 	o.mu.Lock()
-	o.proc = p
+	o.proc = &process{Process: cp, generation: gen}
 	o.mu.Unlock()
 	return nil
 }
@@ -161,7 +151,7 @@ func (o *operator) current() *process {
 func (o *operator) generation() int { return o.current().generation }
 
 // pid is the current process's id.
-func (o *operator) pid() int { return o.current().cmd.Process.Pid }
+func (o *operator) pid() int { return o.current().Pid() }
 
 // restart stops the operator (SIGTERM, waiting for it to exit) and starts
 // the same binary with the same arguments. It returns when the new process
@@ -174,9 +164,9 @@ func (o *operator) restart(ctx context.Context) (started time.Time, ready time.D
 	}
 	p := o.current()
 	if err := o.waitReady(ctx, 2*time.Minute, 50*time.Millisecond); err != nil {
-		return p.started, 0, fmt.Errorf("%w (log: %s)", err, o.logPath)
+		return p.Started(), 0, err
 	}
-	return p.started, time.Since(p.started), nil
+	return p.Started(), time.Since(p.Started()), nil
 }
 
 // operatorConfig is the Configuration for this repository's operator.
@@ -218,39 +208,19 @@ func (o *operator) saveHeapProfile(ctx context.Context, path string) error {
 	return err
 }
 
+// waitReady polls the current process's /readyz until it answers 200.
 func (o *operator) waitReady(ctx context.Context, timeout, poll time.Duration) error {
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	p := o.current()
-	for {
-		select {
-		case <-p.done:
-			return fmt.Errorf("operator exited: %v", p.cmd.ProcessState)
-		case <-ctx.Done():
-			return fmt.Errorf("operator not ready on http://%s/readyz: %w", o.healthAddr, ctx.Err())
-		case <-time.After(poll):
-		}
-		if code, _ := httpGet(ctx, "http://"+o.healthAddr+"/readyz", io.Discard); code == http.StatusOK {
-			return nil
-		}
-	}
+	return o.current().WaitReady(ctx, "http://"+o.healthAddr+"/readyz", timeout, poll)
 }
 
 // Stop sends SIGTERM and SIGKILL after 10 s.
 func (o *operator) Stop() {
 	p := o.current()
-	if p == nil || p.cmd.Process == nil {
+	if p == nil {
 		return
 	}
-	_ = p.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-p.done:
-	case <-time.After(10 * time.Second):
-		_ = p.cmd.Process.Kill()
-		<-p.done
-	}
-	p.logFile.Close()
-	if st := p.cmd.ProcessState; st != nil {
+	p.Stop(10 * time.Second)
+	if st := p.State(); st != nil {
 		o.mu.Lock()
 		if !p.counted {
 			p.counted = true
@@ -263,19 +233,12 @@ func (o *operator) Stop() {
 // pause stops the operator process (SIGSTOP) so it takes no CPU while the
 // raw client measures the control plane alone; resume continues it, and its
 // informers catch up by relisting what they missed.
-func (o *operator) pause() error { return o.current().cmd.Process.Signal(syscall.SIGSTOP) }
+func (o *operator) pause() error { return o.current().Signal(syscall.SIGSTOP) }
 
-func (o *operator) resume() error { return o.current().cmd.Process.Signal(syscall.SIGCONT) }
+func (o *operator) resume() error { return o.current().Signal(syscall.SIGCONT) }
 
 // Exited reports whether the current operator process has ended.
-func (o *operator) Exited() bool {
-	select {
-	case <-o.current().done:
-		return true
-	default:
-		return false
-	}
-}
+func (o *operator) Exited() bool { return o.current().Exited() }
 
 // cpuSeconds is the current process's CPU time so far.
 func (o *operator) cpuSeconds() (float64, error) { return processCPUSeconds(o.pid()) }
@@ -477,17 +440,4 @@ func httpGetTimeout(ctx context.Context, url string, w io.Writer, timeout time.D
 	defer resp.Body.Close()
 	_, err = io.Copy(w, resp.Body)
 	return resp.StatusCode, err
-}
-
-func freePorts(n int) ([]int, error) {
-	var out []int
-	for range n {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			return nil, err
-		}
-		defer l.Close()
-		out = append(out, l.Addr().(*net.TCPAddr).Port)
-	}
-	return out, nil
 }

@@ -17,20 +17,18 @@ limitations under the License.
 package main
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
+
+	"github.com/seed-d8a409e9/training-operator/e2e/childproc"
 )
 
 // Lease timing of the failover scenario, written into the operator's
@@ -55,8 +53,10 @@ type operator struct {
 	webhookAddr string // where this replica's webhook server listens
 	logPath     string
 
-	mu      sync.Mutex
-	cmd     *exec.Cmd
+	mu   sync.Mutex
+	proc *childproc.Process
+	// done is closed once the current process has exited and its exit was
+	// judged expected or not (so a kill returns only after that).
 	done    chan struct{}
 	killing bool // the harness killed it on purpose
 	starts  int
@@ -68,7 +68,7 @@ type operator struct {
 // directory and a Configuration whose webhook clientURL is the shared
 // forwarder, so every replica serves the same webhook address.
 func newOperator(bin, dir, name, kubeconfig, webhookURL string, leaderElect bool) (*operator, error) {
-	ports, err := freePorts(3)
+	ports, err := childproc.FreePorts(3)
 	if err != nil {
 		return nil, err
 	}
@@ -113,30 +113,28 @@ webhook:
 func (o *operator) start() error {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	f, err := os.OpenFile(o.logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	o.starts++
+	p, err := childproc.Start(childproc.Spec{
+		Name:      "operator " + o.name,
+		Bin:       o.bin,
+		Args:      o.args,
+		Env:       []string{"MY_POD_NAMESPACE=" + leaseNS},
+		LogPath:   o.logPath,
+		AppendLog: true,
+		Header:    fmt.Sprintf("\n##### chaos: start #%d of operator %s at %s\n", o.starts, o.name, time.Now().Format(time.RFC3339Nano)),
+	})
 	if err != nil {
 		return err
 	}
-	o.starts++
-	fmt.Fprintf(f, "\n##### chaos: start #%d of operator %s at %s\n", o.starts, o.name, time.Now().Format(time.RFC3339Nano))
-	cmd := exec.Command(o.bin, o.args...)
-	cmd.Stdout, cmd.Stderr = f, f
-	cmd.Env = append(os.Environ(), "MY_POD_NAMESPACE="+leaseNS)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	if err := cmd.Start(); err != nil {
-		f.Close()
-		return fmt.Errorf("start operator %s: %w", o.name, err)
-	}
 	done := make(chan struct{})
-	o.cmd, o.done, o.killing = cmd, done, false
+	o.proc, o.done, o.killing = p, done, false
 	go func() {
-		err := cmd.Wait()
-		f.Close()
+		<-p.Done()
 		o.mu.Lock()
 		unexpected := !o.killing
 		if unexpected {
 			o.unexpected = append(o.unexpected, fmt.Sprintf("operator %s (pid %d) exited by itself at %s: %v; log tail:\n%s",
-				o.name, cmd.Process.Pid, time.Now().Format(time.TimeOnly), err, tail(o.logPath, 5)))
+				o.name, p.Pid(), time.Now().Format(time.TimeOnly), p.Err(), p.Tail(5)))
 		}
 		o.mu.Unlock()
 		close(done)
@@ -145,7 +143,7 @@ func (o *operator) start() error {
 			// goes on; the exit itself is reported as a violation.
 			time.Sleep(time.Second)
 			o.mu.Lock()
-			again := !o.killing && o.cmd == cmd
+			again := !o.killing && o.proc == p
 			o.mu.Unlock()
 			if again {
 				_ = o.start()
@@ -158,32 +156,27 @@ func (o *operator) start() error {
 // kill sends SIGKILL and waits for the process to be gone.
 func (o *operator) kill() {
 	o.mu.Lock()
-	cmd, done := o.cmd, o.done
+	p, done := o.proc, o.done
 	o.killing = true
 	o.mu.Unlock()
-	if cmd == nil {
+	if p == nil {
 		return
 	}
-	_ = cmd.Process.Signal(syscall.SIGKILL)
+	p.Kill()
 	<-done
 }
 
 // stop ends the process gracefully (SIGTERM, SIGKILL after 10 s).
 func (o *operator) stop() {
 	o.mu.Lock()
-	cmd, done := o.cmd, o.done
+	p, done := o.proc, o.done
 	o.killing = true
 	o.mu.Unlock()
-	if cmd == nil {
+	if p == nil {
 		return
 	}
-	_ = cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-done:
-	case <-time.After(10 * time.Second):
-		_ = cmd.Process.Signal(syscall.SIGKILL)
-		<-done
-	}
+	p.Stop(10 * time.Second)
+	<-done
 }
 
 func (o *operator) running() bool {
@@ -210,23 +203,12 @@ func (o *operator) exitedUnexpectedly() []string {
 	return out
 }
 
-// waitReady polls /readyz until 200.
+// waitReady polls the current process's /readyz until 200.
 func (o *operator) waitReady(ctx context.Context, timeout time.Duration) error {
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	for {
-		if code, _ := httpGet(ctx, "http://"+o.healthAddr+"/readyz"); code == http.StatusOK {
-			return nil
-		}
-		if !o.running() {
-			return fmt.Errorf("operator %s exited; log tail:\n%s", o.name, tail(o.logPath, 20))
-		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("operator %s not ready on %s/readyz: %w", o.name, o.healthAddr, ctx.Err())
-		case <-time.After(100 * time.Millisecond):
-		}
-	}
+	o.mu.Lock()
+	p := o.proc
+	o.mu.Unlock()
+	return p.WaitReady(ctx, "http://"+o.healthAddr+"/readyz", timeout, 100*time.Millisecond)
 }
 
 // isLeader reads controller-runtime's leader_election_master_status gauge.
@@ -290,37 +272,4 @@ func httpGet(ctx context.Context, url string) (int, string) {
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
 	return resp.StatusCode, string(b)
-}
-
-// tail returns the last n lines of a file.
-func tail(path string, n int) string {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return fmt.Sprintf("(cannot read %s: %v)", path, err)
-	}
-	lines := bytes.Split(bytes.TrimRight(data, "\n"), []byte("\n"))
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return string(bytes.Join(lines, []byte("\n")))
-}
-
-// freePorts returns n distinct free ports on 127.0.0.1.
-func freePorts(n int) ([]int, error) {
-	var out []int
-	var ls []net.Listener
-	defer func() {
-		for _, l := range ls {
-			l.Close()
-		}
-	}()
-	for range n {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			return nil, err
-		}
-		ls = append(ls, l)
-		out = append(out, l.Addr().(*net.TCPAddr).Port)
-	}
-	return out, nil
 }

@@ -46,6 +46,8 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+
+	"github.com/seed-d8a409e9/training-operator/e2e/childproc"
 )
 
 const (
@@ -118,7 +120,7 @@ type Cluster struct {
 	ports          ports
 
 	// procs in start order: etcd, kube-apiserver, then the rest.
-	procs []*process
+	procs []*childproc.Process
 
 	mu       sync.Mutex
 	nextNode int
@@ -218,7 +220,7 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, retErr error) {
 // processes and waits for the cluster to be usable.
 func (c *Cluster) boot(ctx context.Context, begin time.Time) error {
 	opts := c.opts
-	p, err := freePorts(7)
+	p, err := childproc.FreePorts(7)
 	if err != nil {
 		return err
 	}
@@ -308,7 +310,7 @@ func (c *Cluster) boot(ctx context.Context, begin time.Time) error {
 // by someone else.
 func (c *Cluster) portConflict() bool {
 	for _, p := range c.procs {
-		if data, err := os.ReadFile(p.logPath); err == nil && bytes.Contains(data, []byte("address already in use")) {
+		if data, err := os.ReadFile(p.LogPath()); err == nil && bytes.Contains(data, []byte("address already in use")) {
 			return true
 		}
 	}
@@ -326,8 +328,8 @@ func (c *Cluster) PIDs() map[string]int {
 	defer c.mu.Unlock()
 	pids := make(map[string]int, len(c.procs))
 	for _, p := range c.procs {
-		if !p.exited() && p.cmd.Process != nil {
-			pids[p.name] = p.cmd.Process.Pid
+		if !p.Exited() {
+			pids[p.Name()] = p.Pid()
 		}
 	}
 	return pids
@@ -379,9 +381,9 @@ func (c *Cluster) CreateNodes(ctx context.Context, n int) error {
 // stopProcesses stops clients of the apiserver first, then the apiserver,
 // then etcd, so that nobody waits on a dead dependency.
 func (c *Cluster) stopProcesses() {
-	var clients, apiserver, etcd []*process
+	var clients, apiserver, etcd []*childproc.Process
 	for _, p := range c.procs {
-		switch p.name {
+		switch p.Name() {
 		case "etcd":
 			etcd = append(etcd, p)
 		case "kube-apiserver":
@@ -390,8 +392,8 @@ func (c *Cluster) stopProcesses() {
 			clients = append(clients, p)
 		}
 	}
-	for _, tier := range [][]*process{clients, apiserver, etcd} {
-		stopProcesses(tier, 10*time.Second)
+	for _, tier := range [][]*childproc.Process{clients, apiserver, etcd} {
+		childproc.StopAll(tier, 10*time.Second)
 	}
 }
 
@@ -423,8 +425,8 @@ func (c *Cluster) clientConfig() *rest.Config {
 // checkProcesses returns an error if a component has exited.
 func (c *Cluster) checkProcesses() error {
 	for _, p := range c.procs {
-		if p.exited() {
-			return p.exitError()
+		if p.Exited() {
+			return exitError(p)
 		}
 	}
 	return nil

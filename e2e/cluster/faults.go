@@ -46,11 +46,10 @@ func (c *Cluster) RestartAPIServer(ctx context.Context) error {
 		return fmt.Errorf("kube-apiserver is not running")
 	}
 	old := c.procs[i]
-	old.signal(syscall.SIGKILL)
-	<-old.done
+	old.Kill()
 	c.restarts++
 	// startProcess truncates the log: keep the crashed instance's log.
-	_ = os.Rename(old.logPath, strings.TrimSuffix(old.logPath, ".log")+fmt.Sprintf(".%d.log", c.restarts))
+	_ = os.Rename(old.LogPath(), strings.TrimSuffix(old.LogPath(), ".log")+fmt.Sprintf(".%d.log", c.restarts))
 	p, err := startProcess("kube-apiserver", c.bin("kube-apiserver"), c.apiserverArgs(), c.logDir(), nil)
 	if err != nil {
 		c.mu.Unlock()
@@ -69,8 +68,8 @@ func (c *Cluster) RestartAPIServer(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
 	for {
-		if p.exited() {
-			return fmt.Errorf("waiting for restarted kube-apiserver: %w", p.exitError())
+		if p.Exited() {
+			return fmt.Errorf("waiting for restarted kube-apiserver: %w", exitError(p))
 		}
 		if _, err := cs.Discovery().RESTClient().Get().AbsPath("/readyz").DoRaw(ctx); err == nil {
 			return nil
@@ -94,17 +93,17 @@ func (c *Cluster) signalComponent(name string, sig syscall.Signal) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	i := c.procIndex(name)
-	if i < 0 || c.procs[i].exited() {
+	if i < 0 || c.procs[i].Exited() {
 		return fmt.Errorf("%s is not running", name)
 	}
-	c.procs[i].signal(sig)
+	_ = c.procs[i].Signal(sig)
 	return nil
 }
 
 // procIndex finds a component in c.procs; call with c.mu held.
 func (c *Cluster) procIndex(name string) int {
 	for i, p := range c.procs {
-		if p.name == name {
+		if p.Name() == name {
 			return i
 		}
 	}
@@ -137,17 +136,17 @@ func (c *Cluster) Supervise(ctx context.Context) {
 				return
 			}
 			for i, p := range c.procs {
-				argsOf, ok := restartable[p.name]
-				if !ok || !p.exited() {
+				argsOf, ok := restartable[p.Name()]
+				if !ok || !p.Exited() {
 					continue
 				}
 				c.restarts++
-				c.opts.Logf("cluster: %s exited (%v), restarting it; last lines:\n%s", p.name, p.err, tailFile(p.logPath, 10))
-				_ = os.Rename(p.logPath, strings.TrimSuffix(p.logPath, ".log")+fmt.Sprintf(".%d.log", c.restarts))
+				c.opts.Logf("cluster: %s exited (%v), restarting it; last lines:\n%s", p.Name(), p.Err(), p.Tail(10))
+				_ = os.Rename(p.LogPath(), strings.TrimSuffix(p.LogPath(), ".log")+fmt.Sprintf(".%d.log", c.restarts))
 				args, env := argsOf()
-				np, err := startProcess(p.name, c.bin(p.name), args, c.logDir(), env)
+				np, err := startProcess(p.Name(), c.bin(p.Name()), args, c.logDir(), env)
 				if err != nil {
-					c.opts.Logf("cluster: restarting %s: %v", p.name, err)
+					c.opts.Logf("cluster: restarting %s: %v", p.Name(), err)
 					continue
 				}
 				c.procs[i] = np

@@ -9,10 +9,8 @@ import (
 	"io"
 	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -28,6 +26,7 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/seed-d8a409e9/training-operator/e2e/childproc"
 	"github.com/seed-d8a409e9/training-operator/internal/testjobs"
 	"github.com/seed-d8a409e9/training-operator/test/util"
 )
@@ -69,13 +68,10 @@ type waitForPodsReadyConfig struct {
 type kueueProcess struct {
 	bin, manifests string
 	dir            string
-	cmd            *exec.Cmd
-	logPath        string
-	readyzURL      string
+	proc           *childproc.Process
+	logPath        string // of the current start
 	webhookAddr    string
 	caPEM          []byte
-	done           chan struct{}
-	err            error
 }
 
 // kueueBinaries returns Kueue's binary and manifests folder, or a reason
@@ -138,9 +134,9 @@ func setupKueue(ctx context.Context) *kueueProcess {
 // across restarts, so the registered webhooks stay valid.
 func (p *kueueProcess) start(ctx context.Context, wfpr *waitForPodsReadyConfig) {
 	if p.webhookAddr == "" {
-		p.webhookAddr = freeAddr()
+		p.webhookAddr = localAddr(freePorts(1)[0])
 	}
-	health := freeAddr()
+	health := localAddr(freePorts(1)[0])
 	host, port, _ := net.SplitHostPort(p.webhookAddr)
 	var b strings.Builder
 	fmt.Fprintf(&b, `apiVersion: config.kueue.x-k8s.io/v1beta2
@@ -180,48 +176,27 @@ integrations:
 	Expect(os.WriteFile(configPath, []byte(b.String()), 0o644)).To(Succeed())
 
 	p.logPath = filepath.Join(p.dir, fmt.Sprintf("kueue-%s.log", time.Now().Format("150405.000")))
-	p.readyzURL = "http://" + health + "/readyz"
-	p.done = make(chan struct{})
-	logFile, err := os.Create(p.logPath)
+	proc, err := childproc.Start(childproc.Spec{
+		Name: "Kueue",
+		Bin:  p.bin,
+		// VisibilityOnDemand serves an aggregated API, which needs in-cluster wiring.
+		Args: []string{"--config", configPath, "--kubeconfig", cfg.Kubeconfig,
+			"--feature-gates=VisibilityOnDemand=false", "--zap-log-level=2"},
+		LogPath: p.logPath,
+	})
 	Expect(err).NotTo(HaveOccurred())
-	// VisibilityOnDemand serves an aggregated API, which needs in-cluster wiring.
-	p.cmd = exec.Command(p.bin, "--config", configPath, "--kubeconfig", cfg.Kubeconfig,
-		"--feature-gates=VisibilityOnDemand=false", "--zap-log-level=2")
-	p.cmd.Stdout, p.cmd.Stderr = logFile, logFile
-	p.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	Expect(spawn(p.cmd)).To(Succeed())
-	done, cmd := p.done, p.cmd
-	go func() {
-		p.err = cmd.Wait()
-		logFile.Close()
-		close(done)
-	}()
-	GinkgoWriter.Printf("e2e: kueue pid %d, config %s, log %s\n", p.cmd.Process.Pid, configPath, p.logPath)
+	p.proc = proc
+	GinkgoWriter.Printf("e2e: kueue pid %d, config %s, log %s\n", proc.Pid(), configPath, p.logPath)
 
-	waitReadyz(ctx, "Kueue", p.readyzURL, p.exited, func() error { return p.err }, p.logPath)
-}
-
-func (p *kueueProcess) exited() bool {
-	select {
-	case <-p.done:
-		return true
-	default:
-		return false
-	}
+	Expect(proc.WaitReady(ctx, "http://"+health+"/readyz", readyTimeout, readyPoll)).To(Succeed())
 }
 
 // stop sends SIGTERM and waits; Kueue is killed if it does not exit.
 func (p *kueueProcess) stop() {
-	if p == nil || p.cmd == nil || p.exited() {
+	if p == nil || p.proc == nil || p.proc.Exited() {
 		return
 	}
-	_ = p.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-p.done:
-	case <-time.After(30 * time.Second):
-		_ = p.cmd.Process.Kill()
-		<-p.done
-	}
+	p.proc.Stop(30 * time.Second)
 }
 
 // restart replaces the running Kueue with one of another configuration.
@@ -330,8 +305,8 @@ func (p *kueueProcess) waitWebhooks(ctx context.Context) {
 	}}
 	Expect(client.IgnoreAlreadyExists(k8s.Create(ctx, probeNS))).To(Succeed())
 	Eventually(ctx, func(g Gomega) {
-		if p.exited() {
-			StopTrying(fmt.Sprintf("Kueue exited: %v\n%s", p.err, tailFile(p.logPath, 40))).Now()
+		if p.proc.Exited() {
+			StopTrying(fmt.Sprintf("Kueue exited: %v\n%s", p.proc.Err(), p.proc.Tail(40))).Now()
 		}
 		job := testjobs.MakePyTorchJob("kueue-probe", probeNS.Name).Master(1).Obj()
 		job.Labels = map[string]string{kueueQueueLabel: "probe"}

@@ -6,15 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
-	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"runtime"
-	"strings"
-	"sync"
-	"syscall"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -25,6 +18,7 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/seed-d8a409e9/training-operator/e2e/childproc"
 	"github.com/seed-d8a409e9/training-operator/e2e/cluster"
 	"github.com/seed-d8a409e9/training-operator/internal/testjobs"
 	"github.com/seed-d8a409e9/training-operator/test/util"
@@ -80,7 +74,7 @@ func startLocal(ctx context.Context, s shared) shared {
 	}
 
 	operator = startOperator(env.WorkDir(), env.KubeconfigPath())
-	s.MetricsURL, s.OperatorLog = operator.metricsURL, operator.logPath
+	s.MetricsURL, s.OperatorLog = operator.metricsURL, operator.LogPath()
 	connect(s)
 	operator.waitReady(ctx)
 	return s
@@ -122,12 +116,9 @@ func nodeReady(n *corev1.Node) bool {
 
 // operatorProcess is bin/manager running out of cluster.
 type operatorProcess struct {
-	cmd        *exec.Cmd
-	logPath    string
+	*childproc.Process
 	metricsURL string
 	readyzURL  string
-	done       chan struct{}
-	err        error
 }
 
 // startOperator runs bin/manager like `make dev` does: a Configuration with
@@ -139,8 +130,8 @@ func startOperator(workDir, kubeconfig string) *operatorProcess {
 	dir := filepath.Join(workDir, "operator")
 	Expect(os.MkdirAll(dir, 0o755)).To(Succeed())
 
-	metrics, health, webhook := freeAddr(), freeAddr(), freeAddr()
-	_, webhookPort, _ := net.SplitHostPort(webhook)
+	ports := freePorts(3)
+	metrics, health, webhook := localAddr(ports[0]), localAddr(ports[1]), localAddr(ports[2])
 	config := fmt.Sprintf(`apiVersion: config.training-operator.io/v1alpha1
 kind: Configuration
 leaderElection:
@@ -152,120 +143,64 @@ health:
   probeBindAddress: %s
 webhook:
   host: 127.0.0.1
-  port: %s
+  port: %d
   certDir: %s
   certManagement: self-signed
   clientURL: https://%s
-`, metrics, health, webhookPort, filepath.Join(dir, "certs"), webhook)
+`, metrics, health, ports[2], filepath.Join(dir, "certs"), webhook)
 	configPath := filepath.Join(dir, "config.yaml")
 	Expect(os.WriteFile(configPath, []byte(config), 0o644)).To(Succeed())
 
-	p := &operatorProcess{
-		logPath:    filepath.Join(dir, "operator.log"),
+	proc, err := childproc.Start(childproc.Spec{
+		Name:    "the operator",
+		Bin:     bin,
+		Args:    []string{"--config", configPath, "--kubeconfig", kubeconfig, "--zap-log-level=info"},
+		Env:     []string{"MY_POD_NAMESPACE=default"},
+		LogPath: filepath.Join(dir, "operator.log"),
+	})
+	Expect(err).NotTo(HaveOccurred())
+	GinkgoWriter.Printf("e2e: operator pid %d, config %s, log %s\n", proc.Pid(), configPath, proc.LogPath())
+	return &operatorProcess{
+		Process:    proc,
 		metricsURL: "http://" + metrics + "/metrics",
 		readyzURL:  "http://" + health + "/readyz",
-		done:       make(chan struct{}),
 	}
-	logFile, err := os.Create(p.logPath)
-	Expect(err).NotTo(HaveOccurred())
-	p.cmd = exec.Command(bin, "--config", configPath, "--kubeconfig", kubeconfig, "--zap-log-level=info")
-	p.cmd.Env = append(os.Environ(), "MY_POD_NAMESPACE=default")
-	p.cmd.Stdout, p.cmd.Stderr = logFile, logFile
-	p.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	Expect(spawn(p.cmd)).To(Succeed())
-	go func() {
-		p.err = p.cmd.Wait()
-		logFile.Close()
-		close(p.done)
-	}()
-	GinkgoWriter.Printf("e2e: operator pid %d, config %s, log %s\n", p.cmd.Process.Pid, configPath, p.logPath)
-	return p
 }
 
 // waitReady polls /readyz (certificates and webhook server up).
 func (p *operatorProcess) waitReady(ctx context.Context) {
-	waitReadyz(ctx, "the operator", p.readyzURL, p.exited, func() error { return p.err }, p.logPath)
+	Expect(p.WaitReady(ctx, p.readyzURL, readyTimeout, readyPoll)).To(Succeed())
 }
 
-// waitReadyz polls a process's /readyz until 200, and stops at once with
-// the tail of its log if the process exits.
-func waitReadyz(ctx context.Context, what, url string, exited func() bool, exitErr func() error, logPath string) {
-	Eventually(ctx, func(g Gomega) {
-		if exited() {
-			StopTrying(fmt.Sprintf("%s exited: %v\n%s", what, exitErr(), tailFile(logPath, 40))).Now()
-		}
-		resp, err := http.Get(url)
-		g.Expect(err).NotTo(HaveOccurred())
-		defer resp.Body.Close()
-		body, _ := io.ReadAll(resp.Body)
-		g.Expect(resp.StatusCode).To(Equal(http.StatusOK), "readyz: %s", body)
-	}).WithTimeout(2 * time.Minute).Should(Succeed())
-}
-
-func (p *operatorProcess) exited() bool {
-	select {
-	case <-p.done:
-		return true
-	default:
-		return false
-	}
-}
+// The readiness wait of the processes the suite starts.
+const (
+	readyTimeout = 2 * time.Minute
+	readyPoll    = 250 * time.Millisecond
+)
 
 // terminate sends SIGTERM and waits for a clean exit; after the timeout
 // the process is killed and an error returned.
 func (p *operatorProcess) terminate(timeout time.Duration) error {
-	if p.exited() {
-		return fmt.Errorf("the operator had already exited: %v", p.err)
+	if p.Exited() {
+		return fmt.Errorf("the operator had already exited: %v", p.Err())
 	}
-	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
-		return err
-	}
-	select {
-	case <-p.done:
-		if p.err != nil {
-			return fmt.Errorf("the operator exited with %v after SIGTERM", p.err)
-		}
-		return nil
-	case <-time.After(timeout):
-		_ = p.cmd.Process.Kill()
-		<-p.done
+	if p.Stop(timeout) {
 		return fmt.Errorf("the operator did not exit within %s of SIGTERM", timeout)
 	}
+	if err := p.Err(); err != nil {
+		return fmt.Errorf("the operator exited with %v after SIGTERM", err)
+	}
+	return nil
 }
 
-func freeAddr() string {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+// freePorts returns n distinct free ports on 127.0.0.1.
+func freePorts(n int) []int {
+	ports, err := childproc.FreePorts(n)
 	Expect(err).NotTo(HaveOccurred())
-	defer l.Close()
-	return l.Addr().String()
+	return ports
 }
 
-// Pdeathsig fires when the OS thread that forked the child exits, so the
-// operator is forked from a goroutine locked to its thread for good.
-var (
-	spawnOnce sync.Once
-	spawnCh   chan spawnReq
-)
-
-type spawnReq struct {
-	cmd *exec.Cmd
-	err chan error
-}
-
-func spawn(cmd *exec.Cmd) error {
-	spawnOnce.Do(func() {
-		spawnCh = make(chan spawnReq)
-		go func() {
-			runtime.LockOSThread()
-			for r := range spawnCh {
-				r.err <- r.cmd.Start()
-			}
-		}()
-	})
-	r := spawnReq{cmd: cmd, err: make(chan error, 1)}
-	spawnCh <- r
-	return <-r.err
-}
+func localAddr(port int) string { return fmt.Sprintf("127.0.0.1:%d", port) }
 
 // findOperatorNamespace is $E2E_OPERATOR_NAMESPACE or the namespace of the
 // Deployment "training-operator".
@@ -325,16 +260,4 @@ func waitWebhookServing(ctx context.Context) {
 		g.Expect(err).To(HaveOccurred(), "the validating webhook did not deny replicas=2")
 		g.Expect(err.Error()).To(ContainSubstring(`admission webhook "validator.pytorchjob.training-operator.kubeflow.org" denied the request`))
 	}).WithTimeout(2 * time.Minute).Should(Succeed())
-}
-
-func tailFile(path string, n int) string {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return err.Error()
-	}
-	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return strings.Join(lines, "\n")
 }

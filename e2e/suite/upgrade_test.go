@@ -36,7 +36,7 @@ var _ = Describe("Upgrade from v1 in place", Serial, func() {
 		Expect(operator.terminate(30 * time.Second)).To(Succeed())
 		DeferCleanup(func(ctx SpecContext) {
 			// Whatever happened, later specs and the suite's teardown need an operator.
-			if operator.exited() {
+			if operator.Exited() {
 				restartOperator(ctx, "operator-after-upgrade")
 			}
 		}, NodeTimeout(3*time.Minute))
@@ -214,7 +214,7 @@ var _ = Describe("Upgrade from v1 in place", Serial, func() {
 // points the suite's metrics and log at it.
 func restartOperator(ctx context.Context, dir string) {
 	operator = startOperator(filepath.Join(env.WorkDir(), dir), env.KubeconfigPath())
-	cfg.MetricsURL, cfg.OperatorLog = operator.metricsURL, operator.logPath
+	cfg.MetricsURL, cfg.OperatorLog = operator.metricsURL, operator.LogPath()
 	operator.waitReady(ctx)
 	waitWebhookServing(ctx)
 }

@@ -19,7 +19,6 @@ package util
 import (
 	"context"
 	"fmt"
-	"net"
 	"os"
 	"sync"
 	"time"
@@ -30,6 +29,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 
 	configv1alpha1 "github.com/seed-d8a409e9/training-operator/apis/config/v1alpha1"
+	"github.com/seed-d8a409e9/training-operator/e2e/childproc"
 	"github.com/seed-d8a409e9/training-operator/internal/operator"
 )
 
@@ -78,16 +78,6 @@ type FullOperator struct {
 	err     error
 }
 
-// FreePort returns a TCP port on 127.0.0.1 that was free a moment ago.
-func FreePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close() //nolint:errcheck
-	return l.Addr().(*net.TCPAddr).Port, nil
-}
-
 // StartFullOperator starts the operator and waits until it is ready
 // (certificates issued, webhook server started).
 func StartFullOperator(ctx context.Context, opts FullOperatorOptions) (*FullOperator, error) {
@@ -123,10 +113,11 @@ func newFullOperator(opts FullOperatorOptions) (*FullOperator, ctrl.Manager, err
 		cfg = DefaultConfiguration()
 	}
 	cfg = cfg.DeepCopy()
-	port, err := FreePort()
+	ports, err := childproc.FreePorts(2) // webhook, metrics
 	if err != nil {
 		return nil, nil, err
 	}
+	port := ports[0]
 	p32 := int32(port)
 	// The manager writes the serving certificates here; removed by Stop.
 	mode, certDir, ownDir := configv1alpha1.CertManagementSelfSigned, opts.ProvidedCertDir, false
@@ -153,11 +144,7 @@ func newFullOperator(opts FullOperatorOptions) (*FullOperator, ctrl.Manager, err
 	cfg.Health.ProbeBindAddress = "0"
 	cfg.Metrics.BindAddress, cfg.Metrics.Secure = "0", opts.MetricsSecure
 	if opts.MetricsSecure {
-		mport, err := FreePort()
-		if err != nil {
-			return nil, nil, err
-		}
-		op.MetricsAddr = fmt.Sprintf("127.0.0.1:%d", mport)
+		op.MetricsAddr = fmt.Sprintf("127.0.0.1:%d", ports[1])
 		cfg.Metrics.BindAddress = op.MetricsAddr
 	}
 	cfg.LeaderElection.LeaderElect = opts.LeaderElection

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"path/filepath"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -12,6 +11,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
+	"github.com/seed-d8a409e9/training-operator/e2e/childproc"
 	"github.com/seed-d8a409e9/training-operator/e2e/cluster"
 )
 
@@ -24,7 +24,7 @@ func CaptureOperatorLogs(t *testing.T, tailLines int) *LogBuffer {
 	ctrl.SetLogger(zap.New(zap.WriteTo(logs), zap.UseDevMode(true)))
 	t.Cleanup(func() {
 		if t.Failed() {
-			t.Logf("operator log (tail):\n%s", Tail(logs.String(), tailLines))
+			t.Logf("operator log (tail):\n%s", childproc.LastLines(logs.String(), tailLines))
 		}
 	})
 	return logs
@@ -78,13 +78,4 @@ func (b *LogBuffer) String() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.buf.String()
-}
-
-// Tail is the last n lines of s.
-func Tail(s string, n int) string {
-	l := strings.Split(s, "\n")
-	if len(l) > n {
-		l = l[len(l)-n:]
-	}
-	return strings.Join(l, "\n")
 }

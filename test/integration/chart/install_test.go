@@ -19,7 +19,6 @@ package chart_test
 import (
 	"context"
 	"fmt"
-	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -48,6 +47,7 @@ import (
 	configv1alpha1 "github.com/seed-d8a409e9/training-operator/apis/config/v1alpha1"
 	kubeflowv1 "github.com/seed-d8a409e9/training-operator/apis/kubeflow.org/v1"
 	"github.com/seed-d8a409e9/training-operator/controllers"
+	"github.com/seed-d8a409e9/training-operator/e2e/childproc"
 	"github.com/seed-d8a409e9/training-operator/e2e/cluster"
 	"github.com/seed-d8a409e9/training-operator/internal/cert"
 	"github.com/seed-d8a409e9/training-operator/internal/operator"
@@ -98,20 +98,12 @@ func startCluster(t *testing.T) *liveCluster {
 		_ = f.Close()
 		if t.Failed() {
 			if data, err := os.ReadFile(logFile); err == nil {
-				t.Logf("operator log:\n%s", tail(string(data), 200))
+				t.Logf("operator log:\n%s", childproc.LastLines(string(data), 200))
 			}
 		}
 	})
 	ctrl.SetLogger(zap.New(zap.WriteTo(f), zap.UseDevMode(true)))
 	return &liveCluster{env: env, admin: admin, k8s: k8s}
-}
-
-func tail(s string, lines int) string {
-	l := strings.Split(s, "\n")
-	if len(l) > lines {
-		l = l[len(l)-lines:]
-	}
-	return strings.Join(l, "\n")
 }
 
 func (c *liveCluster) helm(t *testing.T, args ...string) string {
@@ -274,12 +266,11 @@ func ptrTo[T any](v T) *T { return &v }
 
 func freePort(t *testing.T) int32 {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	ports, err := childproc.FreePorts(1)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer l.Close() //nolint:errcheck
-	return int32(l.Addr().(*net.TCPAddr).Port)
+	return int32(ports[0])
 }
 
 // runPyTorchJob creates the seed PyTorchJob (pods finish with exit code 0

@@ -25,7 +25,6 @@ package webhook_test
 import (
 	"context"
 	"fmt"
-	"net"
 	"path/filepath"
 	"sync"
 	"testing"
@@ -46,6 +45,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
 	kubeflowv1 "github.com/seed-d8a409e9/training-operator/apis/kubeflow.org/v1"
+	"github.com/seed-d8a409e9/training-operator/e2e/childproc"
 	"github.com/seed-d8a409e9/training-operator/e2e/cluster"
 	"github.com/seed-d8a409e9/training-operator/internal/cert"
 	"github.com/seed-d8a409e9/training-operator/internal/operator"
@@ -172,10 +172,9 @@ func startOperator() {
 }
 
 func freePort() int {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	ports, err := childproc.FreePorts(1)
 	Expect(err).NotTo(HaveOccurred())
-	defer l.Close() //nolint:errcheck
-	return l.Addr().(*net.TCPAddr).Port
+	return ports[0]
 }
 
 // newNamespace creates a fresh namespace for one test.

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/equality"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kubeflowv1 "github.com/seed-d8a409e9/training-operator/apis/kubeflow.org/v1"
 )
@@ -47,4 +48,38 @@ func positive(d time.Duration) time.Duration {
 		return 0
 	}
 	return d
+}
+
+// statusHolds remembers when each job's unwritten status change was first
+// held back (jobRecord.held), to batch count updates.
+type statusHolds struct{ kindMemory }
+
+type statusHold struct {
+	since time.Time
+	ok    bool
+}
+
+// hold returns when the job's unwritten status change was first held back,
+// recording now if none was.
+func (h statusHolds) hold(job client.Object, now time.Time) time.Time {
+	h.m.mu.Lock()
+	defer h.m.mu.Unlock()
+	rec := h.m.record(h.ref(job), true)
+	if rec.held.ok {
+		return rec.held.since
+	}
+	rec.held = statusHold{since: now, ok: true}
+	return now
+}
+
+// unhold forgets a held change that no longer needs writing (the status went
+// back to what is stored).
+func (h statusHolds) unhold(job client.Object) {
+	h.m.mu.Lock()
+	defer h.m.mu.Unlock()
+	j := h.ref(job)
+	if rec := h.m.record(j, false); rec != nil {
+		rec.held = statusHold{}
+		h.m.dropIfEmpty(j, rec)
+	}
 }

@@ -1,13 +1,15 @@
-package controllers
+package engine_test
 
 import (
 	"encoding/json"
+	"reflect"
 	"runtime"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	toolscache "k8s.io/client-go/tools/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kubeflowv1 "github.com/seed-d8a409e9/training-operator/apis/kubeflow.org/v1"
@@ -27,6 +29,7 @@ func BenchmarkCachedChildFootprint(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
+	trimPod, trimService := cacheTransform(engine.Adapt(fw), &corev1.Pod{}), cacheTransform(engine.Adapt(fw), engine.NewServiceMeta())
 	job := testjobs.MakePyTorchJob("bench-job-123", "bench-ns").UID("0f3c5a1e-7d1b-4c2e-9a55-3e1d2b4c6f70").Master(1).Workers(3).Obj()
 	job.ApplyDefaults()
 	spec := job.Spec.PyTorchReplicaSpecs[kubeflowv1.PyTorchJobReplicaTypeWorker]
@@ -77,6 +80,16 @@ func BenchmarkCachedChildFootprint(b *testing.B) {
 	}
 }
 
+// cacheTransform is the transform engine.CacheOptions gives objects of obj's type.
+func cacheTransform(fw engine.Adapter, obj client.Object) toolscache.TransformFunc {
+	for o, by := range engine.CacheOptions("", nil, []engine.Adapter{fw}).ByObject {
+		if reflect.TypeOf(o) == reflect.TypeOf(obj) {
+			return by.Transform
+		}
+	}
+	panic("no cache options for " + reflect.TypeOf(obj).String())
+}
+
 func liveHeap() int64 {
 	runtime.GC()
 	var m runtime.MemStats
@@ -106,12 +119,16 @@ func succeed(pod *corev1.Pod) {
 // retained-5000 keeps 5,000 of them: decoded from JSON, as the informer
 // does for a custom resource.
 func BenchmarkCachedJobFootprint(b *testing.B) {
+	fw, err := pytorch.New(pytorch.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
 	job := finishedJob()
 	data, err := json.Marshal(job)
 	if err != nil {
 		b.Fatal(err)
 	}
-	trim := trimFinishedJob
+	trim := engine.CacheOptions("", []engine.Adapter{engine.Adapt(fw)}, nil).DefaultTransform
 	const count = 2000
 	var perObject float64
 	for b.Loop() {

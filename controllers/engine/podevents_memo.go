@@ -3,7 +3,6 @@ package engine
 import (
 	"context"
 	"strings"
-	"sync"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -12,65 +11,52 @@ import (
 )
 
 // podMemos keeps, per job, what was last recorded about its pods (see
-// podEvents). It is keyed by the job's name, not its UID, so a job that is
-// gone (NotFound carries only the name) can be forgotten; the UID stored
-// with it tells a new job of the same name from the old one. The zero value
-// is ready to use.
-type podMemos struct {
-	mu   sync.Mutex
-	jobs map[types.NamespacedName]jobPodMemo
-	// looked are the jobs older than this process whose recorded Events
-	// were read once (planPodEvents).
-	looked map[types.NamespacedName]types.UID
-}
+// podEvents), in jobRecord.pods.
+type podMemos struct{ kindMemory }
 
-type jobPodMemo struct {
-	uid  types.UID
+type podMemo struct {
 	seen podsSeen
+	// looked says the Events recorded about a job older than this process
+	// were read once (planPodEvents).
+	looked bool
 }
 
-func (m *podMemos) get(key types.NamespacedName, uid types.UID) podsSeen {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if j, ok := m.jobs[key]; ok && j.uid == uid {
-		return j.seen
+func (p *podMemo) empty() bool { return len(p.seen) == 0 && !p.looked }
+
+func (m podMemos) get(key types.NamespacedName, uid types.UID) podsSeen {
+	m.m.mu.Lock()
+	defer m.m.mu.Unlock()
+	if rec := m.m.record(m.refOf(key, uid), false); rec != nil {
+		return rec.pods.seen
 	}
 	return nil
 }
 
-// set replaces a job's memo; an empty one frees the job's entry.
-func (m *podMemos) set(key types.NamespacedName, uid types.UID, seen podsSeen) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
+// set replaces a job's memo; an empty one frees it.
+func (m podMemos) set(key types.NamespacedName, uid types.UID, seen podsSeen) {
+	m.m.mu.Lock()
+	defer m.m.mu.Unlock()
+	j := m.refOf(key, uid)
 	if len(seen) == 0 {
-		delete(m.jobs, key)
+		if rec := m.m.record(j, false); rec != nil {
+			rec.pods.seen = nil
+			m.m.dropIfEmpty(j, rec)
+		}
 		return
 	}
-	if m.jobs == nil {
-		m.jobs = map[types.NamespacedName]jobPodMemo{}
-	}
-	m.jobs[key] = jobPodMemo{uid: uid, seen: seen}
-}
-
-func (m *podMemos) forget(key types.NamespacedName) {
-	m.set(key, "", nil)
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	delete(m.looked, key)
+	m.m.record(j, true).pods.seen = seen
 }
 
 // firstLook reports whether the job's recorded Events are still to be
 // read, and notes that they are being read.
-func (m *podMemos) firstLook(key types.NamespacedName, uid types.UID) bool {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.looked[key] == uid {
+func (m podMemos) firstLook(key types.NamespacedName, uid types.UID) bool {
+	m.m.mu.Lock()
+	defer m.m.mu.Unlock()
+	rec := m.m.record(m.refOf(key, uid), true)
+	if rec.pods.looked {
 		return false
 	}
-	if m.looked == nil {
-		m.looked = map[types.NamespacedName]types.UID{}
-	}
-	m.looked[key] = uid
+	rec.pods.looked = true
 	return true
 }
 

@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package controllers
+package engine
 
 import (
 	"fmt"
@@ -25,7 +25,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	kubeflowv1 "github.com/seed-d8a409e9/training-operator/apis/kubeflow.org/v1"
-	"github.com/seed-d8a409e9/training-operator/controllers/engine"
 )
 
 // The operator keeps every pod and Service of every job it owns in memory,
@@ -161,7 +160,7 @@ func trimPod(obj any) (any, error) {
 }
 
 // trimService keeps a Service's metadata (see trimMeta). The engine caches
-// Services as metadata only (engine.NewServiceMeta); a typed Service, should
+// Services as metadata only (NewServiceMeta); a typed Service, should
 // anything ever ask the cache for one, is trimmed alike.
 func trimService(obj any) (any, error) {
 	switch svc := obj.(type) {
@@ -246,7 +245,7 @@ func trimFinishedJob(obj any) (any, error) {
 		return obj, nil
 	}
 	job.SetManagedFields(nil)
-	if !engine.IsFinished(job.JobStatus()) {
+	if !IsFinished(job.JobStatus()) {
 		return job, nil
 	}
 	specs := job.ReplicaSpecs()
