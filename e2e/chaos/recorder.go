@@ -163,6 +163,14 @@ func (r *recorder) start(ctx context.Context, cfg *rest.Config, ns string) error
 	return nil
 }
 
+// isList reports whether a request lists a collection: a plain list, or
+// (client-go's WatchListClient, on by default) a watch that streams the
+// current objects first (sendInitialEvents=true).
+func isList(req *http.Request) bool {
+	q := req.URL.Query()
+	return req.Method == http.MethodGet && (q.Get("watch") != "true" || q.Get("sendInitialEvents") == "true")
+}
+
 // listSpy records every list the informers make after their first sync:
 // each is a relist, and what happened since the last watch event is lost.
 type listSpy struct {
@@ -174,7 +182,7 @@ type listSpy struct {
 func (l listSpy) WrappedRoundTripper() http.RoundTripper { return l.next }
 
 func (l listSpy) RoundTrip(req *http.Request) (*http.Response, error) {
-	if req.Method == http.MethodGet && req.URL.Query().Get("watch") != "true" {
+	if isList(req) {
 		l.r.mu.Lock()
 		if l.r.synced {
 			l.r.gaps = append(l.r.gaps, time.Now())
