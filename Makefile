@@ -34,7 +34,7 @@ manifests: ## Regenerate CRDs, RBAC and webhook manifests.
 	$(CONTROLLER_GEN) crd:generateEmbeddedObjectMeta=true paths=./apis/kubeflow.org/... output:crd:artifacts:config=config/crd/bases
 	go run ./hack/crdpatch config/crd/bases
 	$(CONTROLLER_GEN) crd paths=./apis/scheduling/... paths=volcano.sh/apis/pkg/apis/scheduling/v1beta1 output:crd:artifacts:config=config/crd/external
-	$(CONTROLLER_GEN) rbac:roleName=training-operator paths="./controllers/...;./internal/cert/..." output:rbac:artifacts:config=config/rbac
+	$(CONTROLLER_GEN) rbac:roleName=training-operator paths="./controllers/...;./internal/serving/cert/..." output:rbac:artifacts:config=config/rbac
 	@if compgen -G "webhooks/*.go" >/dev/null; then \
 		$(CONTROLLER_GEN) webhook paths=./webhooks/... output:webhook:artifacts:config=config/webhook; fi
 	$(MAKE) chart-sync

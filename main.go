@@ -37,8 +37,8 @@ import (
 
 	"github.com/seed-d8a409e9/training-operator/controllers/engine"
 	"github.com/seed-d8a409e9/training-operator/internal/config"
-	"github.com/seed-d8a409e9/training-operator/internal/lazylog"
 	"github.com/seed-d8a409e9/training-operator/internal/operator"
+	"github.com/seed-d8a409e9/training-operator/internal/process/lazylog"
 )
 
 var setupLog = ctrl.Log.WithName("setup")

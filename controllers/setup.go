@@ -15,8 +15,8 @@ import (
 	"github.com/seed-d8a409e9/training-operator/controllers/engine"
 	"github.com/seed-d8a409e9/training-operator/controllers/gang"
 	"github.com/seed-d8a409e9/training-operator/internal/config"
-	"github.com/seed-d8a409e9/training-operator/internal/eventrecorder"
-	"github.com/seed-d8a409e9/training-operator/internal/metacreate"
+	"github.com/seed-d8a409e9/training-operator/internal/kube/eventrecorder"
+	"github.com/seed-d8a409e9/training-operator/internal/kube/metacreate"
 	"github.com/seed-d8a409e9/training-operator/kinds"
 )
 

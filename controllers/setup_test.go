@@ -9,8 +9,8 @@ import (
 	configv1alpha1 "github.com/seed-d8a409e9/training-operator/apis/config/v1alpha1"
 	kubeflowv1 "github.com/seed-d8a409e9/training-operator/apis/kubeflow.org/v1"
 	"github.com/seed-d8a409e9/training-operator/controllers"
-	"github.com/seed-d8a409e9/training-operator/internal/testjobs"
 	"github.com/seed-d8a409e9/training-operator/kinds"
+	"github.com/seed-d8a409e9/training-operator/test/testjobs"
 )
 
 // The default transform trims finished jobs of enabled kinds and strips

@@ -35,8 +35,8 @@ import (
 	"sigs.k8s.io/yaml"
 
 	kubeflowv1 "github.com/seed-d8a409e9/training-operator/apis/kubeflow.org/v1"
-	tj "github.com/seed-d8a409e9/training-operator/internal/testjobs"
 	"github.com/seed-d8a409e9/training-operator/test/seed"
+	tj "github.com/seed-d8a409e9/training-operator/test/testjobs"
 	"github.com/seed-d8a409e9/training-operator/webhooks"
 )
 

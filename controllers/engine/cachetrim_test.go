@@ -13,7 +13,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	kubeflowv1 "github.com/seed-d8a409e9/training-operator/apis/kubeflow.org/v1"
-	"github.com/seed-d8a409e9/training-operator/internal/testjobs"
+	"github.com/seed-d8a409e9/training-operator/test/testjobs"
 )
 
 // The cached pod keeps what the engine reads (identity, labels, owner,

@@ -9,7 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/seed-d8a409e9/training-operator/internal/testjobs"
+	"github.com/seed-d8a409e9/training-operator/test/testjobs"
 )
 
 // memorySizes counts the memory's records, and those holding each part.

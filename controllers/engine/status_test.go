@@ -8,7 +8,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	kubeflowv1 "github.com/seed-d8a409e9/training-operator/apis/kubeflow.org/v1"
-	"github.com/seed-d8a409e9/training-operator/internal/testjobs"
+	"github.com/seed-d8a409e9/training-operator/test/testjobs"
 )
 
 func TestDescribeFailure(t *testing.T) {

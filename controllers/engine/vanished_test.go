@@ -12,7 +12,7 @@ import (
 	ctrlevent "sigs.k8s.io/controller-runtime/pkg/event"
 
 	kubeflowv1 "github.com/seed-d8a409e9/training-operator/apis/kubeflow.org/v1"
-	"github.com/seed-d8a409e9/training-operator/internal/testjobs"
+	"github.com/seed-d8a409e9/training-operator/test/testjobs"
 )
 
 // pod returns the job's pod of that name as the cache holds it.

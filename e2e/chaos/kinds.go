@@ -21,7 +21,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kubeflowv1 "github.com/seed-d8a409e9/training-operator/apis/kubeflow.org/v1"
-	"github.com/seed-d8a409e9/training-operator/internal/testjobs"
+	"github.com/seed-d8a409e9/training-operator/test/testjobs"
 )
 
 // kindDef describes one job kind to the suite: how to build a small job of

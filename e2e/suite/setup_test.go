@@ -20,7 +20,7 @@ import (
 
 	"github.com/seed-d8a409e9/training-operator/e2e/childproc"
 	"github.com/seed-d8a409e9/training-operator/e2e/cluster"
-	"github.com/seed-d8a409e9/training-operator/internal/testjobs"
+	"github.com/seed-d8a409e9/training-operator/test/testjobs"
 	"github.com/seed-d8a409e9/training-operator/test/util"
 )
 

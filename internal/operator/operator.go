@@ -43,9 +43,9 @@ import (
 	kubeflowv1 "github.com/seed-d8a409e9/training-operator/apis/kubeflow.org/v1"
 	"github.com/seed-d8a409e9/training-operator/controllers"
 	"github.com/seed-d8a409e9/training-operator/controllers/gang"
-	"github.com/seed-d8a409e9/training-operator/internal/cert"
 	"github.com/seed-d8a409e9/training-operator/internal/config"
-	"github.com/seed-d8a409e9/training-operator/internal/metricsfilter"
+	"github.com/seed-d8a409e9/training-operator/internal/serving/cert"
+	"github.com/seed-d8a409e9/training-operator/internal/serving/metricsfilter"
 	"github.com/seed-d8a409e9/training-operator/kinds"
 	"github.com/seed-d8a409e9/training-operator/webhooks"
 )

@@ -1,6 +1,6 @@
 // Package frameworktest is the conformance test every framework adapter
 // runs: what the engine builds with an adapter must be the children v1 made
-// (internal/testjobs' V1Pods and V1Services), whatever the framework. Each
+// (test/testjobs' V1Pods and V1Services), whatever the framework. Each
 // adapter's own tests keep only its wiring (env, TF_CONFIG, hostfile, ...).
 package frameworktest
 
@@ -15,7 +15,7 @@ import (
 
 	kubeflowv1 "github.com/seed-d8a409e9/training-operator/apis/kubeflow.org/v1"
 	"github.com/seed-d8a409e9/training-operator/controllers/engine"
-	"github.com/seed-d8a409e9/training-operator/internal/testjobs"
+	"github.com/seed-d8a409e9/training-operator/test/testjobs"
 )
 
 // restartPolicies are the replica restart policies every adapter must map

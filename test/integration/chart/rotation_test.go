@@ -33,8 +33,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	configv1alpha1 "github.com/seed-d8a409e9/training-operator/apis/config/v1alpha1"
-	"github.com/seed-d8a409e9/training-operator/internal/testjobs"
 	"github.com/seed-d8a409e9/training-operator/kinds"
+	"github.com/seed-d8a409e9/training-operator/test/testjobs"
 	"github.com/seed-d8a409e9/training-operator/test/util"
 	"github.com/seed-d8a409e9/training-operator/webhooks"
 )

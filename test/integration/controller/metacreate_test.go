@@ -12,11 +12,11 @@ import (
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/seed-d8a409e9/training-operator/internal/metacreate"
+	"github.com/seed-d8a409e9/training-operator/internal/kube/metacreate"
 )
 
 // The engine's pods and Services are created with metadata-only replies
-// (internal/metacreate): what the API server stores must be what was sent,
+// (internal/kube/metacreate): what the API server stores must be what was sent,
 // and what comes back must be the stored object's metadata only.
 var _ = Describe("Metadata-only creates", func() {
 	var (

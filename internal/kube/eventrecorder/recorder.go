@@ -32,7 +32,7 @@ import (
 	"k8s.io/utils/clock"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
-	"github.com/seed-d8a409e9/training-operator/internal/apiretry"
+	"github.com/seed-d8a409e9/training-operator/internal/kube/apiretry"
 )
 
 // Options tune a Sink; zero values take the defaults.
