@@ -173,6 +173,10 @@ func (o *operator) restart(ctx context.Context) (started time.Time, ready time.D
 func operatorConfig(webhookPort int, certDir string) string {
 	return fmt.Sprintf(`apiVersion: config.training-operator.io/v1alpha1
 kind: Configuration
+# Out of cluster there is no service-account namespace to take the Lease's
+# from; used only with --leader-elect.
+leaderElection:
+  resourceNamespace: default
 webhook:
   host: 127.0.0.1
   port: %d

@@ -275,6 +275,13 @@ type deletions struct {
 	// before the pod was gone: a pass that saw the pod terminating counted
 	// it, one that saw it Succeeded did not. Either is right.
 	endedOK int
+	// revived are succeeded pods others deleted that were then seen running
+	// while they terminated: KWOK, acting on a stale view, deletes a
+	// succeeded pod by name and then patches it with its pod-ready status
+	// (seed 42 kill, jax-disrupt-149: Succeeded, deleted, Running, gone). A
+	// pass that saw it then saw a running pod deleted, a disruption to
+	// count; one that did not counted nothing. Either is right: 0 or 1 each.
+	revived int
 	harness int
 	// racing are those recorded after the pod finish that decided the job's
 	// outcome: the pass that finished the job may have read its cache
@@ -314,7 +321,12 @@ func externalDeletions(pods []podObs, harness map[string]bool, terminalAt, termi
 		finalPhase[p.UID] = p.Phase
 	}
 	counted := map[string]bool{}
+	doneThenDeleted := map[string]bool{} // succeeded, then deleted by others
 	for _, p := range pods {
+		if doneThenDeleted[p.UID] && !finished(p.Phase) {
+			delete(doneThenDeleted, p.UID)
+			d.revived++
+		}
 		if counted[p.UID] {
 			continue
 		}
@@ -335,6 +347,7 @@ func externalDeletions(pods []podObs, harness map[string]bool, terminalAt, termi
 		case lastPhase[p.UID] == corev1.PodSucceeded && !harness[p.UID]:
 			// The operator deletes no succeeded pod before the job finishes.
 			d.infraDone[p.Name]++
+			doneThenDeleted[p.UID] = true
 		}
 	}
 	return d
@@ -435,14 +448,14 @@ func restartCountBounds(e expectation, d deletions) (lo, hi int32) {
 		// the count is written, whatever happens to the operator meanwhile:
 		// each deletion counts exactly once, unless it came after the job's
 		// outcome was decided.
-		return rc + n - racing - int32(d.endedOK), rc + n
+		return rc + n - racing - int32(d.endedOK), rc + n + int32(d.revived)
 	default:
 		// Untracked: no finalizer holds a deleted pod and KWOK removes it
 		// within milliseconds, so the operator counts it only if a pass saw
 		// it terminating or the process saw its delete event; one deleted
 		// while the operator is down, failing over or without a watch is
 		// recreated uncounted. 0 or 1 each.
-		return rc, rc + n
+		return rc, rc + n + int32(d.revived)
 	}
 }
 
@@ -479,7 +492,7 @@ func describe(e expectation, d deletions) string {
 	case e.Tracked:
 		s += " tracked"
 	}
-	return s + fmt.Sprintf(", deletions: harness %d, infra %d, after the outcome %d, ended 0 while deleted %d", d.harness, d.infraN, d.racing, d.endedOK)
+	return s + fmt.Sprintf(", deletions: harness %d, infra %d, after the outcome %d, ended 0 while deleted %d, running again while deleted %d", d.harness, d.infraN, d.racing, d.endedOK, d.revived)
 }
 
 // checkAttempts compares a job's pods' restart-attempt labels with its

@@ -548,3 +548,41 @@ func TestIsList(t *testing.T) {
 		}
 	}
 }
+
+// KWOK, acting on a stale view, deleted a succeeded worker by name and then
+// patched its pod-ready status back onto it (seed 42 kill, jax-disrupt-149:
+// restartCount 23 for 22 deletions). A pass that saw the running pod
+// terminating counts it; one that saw it only succeeded does not.
+func TestCheckRestartCountRevivedPod(t *testing.T) {
+	in := func(rc int32, revived bool) checkInput {
+		in := disruptInput(true, rc, 5)
+		in = withoutPod(in, "w2")
+		last := corev1.PodSucceeded
+		if revived {
+			last = corev1.PodRunning
+		}
+		w2 := []podObs{podOf(5.5, "w2", "worker", "", corev1.PodPending), podOf(6, "w2", "worker", "", corev1.PodRunning),
+			podOf(20, "w2", "worker", "", corev1.PodSucceeded), deleting(podOf(20.02, "w2", "worker", "", corev1.PodSucceeded)),
+			deleting(podOf(20.1, "w2", "worker", "", last)), gone(podOf(20.2, "w2", "worker", "", last))}
+		in.History.Pods = byTime(in.History.Pods, w2, life(20.3, "w3", "worker", "", "", 0, 31))
+		in.Expect["ns/j"].Incarnations["j-worker-0"] = 2
+		return in
+	}
+	cases := map[string]struct {
+		in   checkInput
+		want string
+	}{
+		"revived, not counted":           {in: in(1, true)},
+		"revived, counted":               {in: in(2, true)},
+		"revived, counted twice":         {in: in(3, true), want: ruleRestartCount},
+		"succeeded and deleted, counted": {in: in(2, false), want: ruleRestartCount},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			vs, _ := check(tc.in)
+			if got := rules(vs); got != tc.want {
+				t.Errorf("violations %q, want %q: %+v", got, tc.want, vs)
+			}
+		})
+	}
+}
