@@ -168,11 +168,31 @@ EOM
   mark kubectl
 }
 
+# kwok from its module source with hack/kwok-uid.patch applied: like a
+# kubelet it deletes and patches a pod by UID. Unpatched, it acts by name on
+# stale events (its queue lags under load) and deleted or patched the pod
+# that had since taken the name: a replacement killed in a loop (make chaos:
+# 21 deletions of one replica in a minute) or a whole-job restart nobody
+# asked for. The marker's name changes with the patch, so a cached unpatched
+# kwok is rebuilt (about a minute).
+kwok_patch="$(cd "$(dirname "$0")" && pwd)/kwok-uid.patch"
+kwok_marker="kwok-$(sha256sum "${kwok_patch}" | cut -c1-12)"
 build_kwok() {
-  have kwok && return 0
-  log "building kwok ${KWOK_VERSION}"
-  step "kwok ${KWOK_VERSION}" env GOBIN="${bin}" go install -trimpath -ldflags='-s -w' "sigs.k8s.io/kwok/cmd/kwok@${KWOK_VERSION}"
-  mark kwok
+  if [[ -x "${bin}/kwok" && -f "${bin}/.${kwok_marker}.ok" ]]; then
+    log "kwok: cached"
+    return 0
+  fi
+  log "building kwok ${KWOK_VERSION} with hack/kwok-uid.patch"
+  local w="${dir}/src/kwok"
+  step "kwok ${KWOK_VERSION}" bash -c '
+    set -euo pipefail
+    src="$(go mod download -json "sigs.k8s.io/kwok@$1" | sed -n "s/^[[:space:]]*\"Dir\": \"\(.*\)\",\{0,1\}$/\1/p")"
+    [[ -d "${src}" ]] || { echo "kwok $1: module source not found" >&2; exit 1; }
+    rm -rf "$2" && mkdir -p "$(dirname "$2")" && cp -r "${src}" "$2" && chmod -R u+w "$2"
+    cd "$2" && patch -s -p1 < "$3"
+    go build -trimpath -ldflags="-s -w" -o "$4/kwok" ./cmd/kwok' _ "${KWOK_VERSION}" "${w}" "${kwok_patch}" "${bin}"
+  rm -f "${bin}"/.kwok*.ok
+  mark "${kwok_marker}"
 }
 
 build_helm() {

@@ -20,7 +20,9 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -109,6 +111,11 @@ func TestCluster(t *testing.T) {
 		}
 	})
 
+	// Not parallel: it stops KWOK for a moment.
+	t.Run("stale-delete-spares-successor", func(t *testing.T) {
+		testStaleDeleteSparesSuccessor(ctx, t, c, cs)
+	})
+
 	t.Run("gpu-pod-lifecycle", func(t *testing.T) {
 		t.Parallel()
 		running := createPod(ctx, t, cs, "gpu-running", "", nil)
@@ -184,6 +191,118 @@ func TestCluster(t *testing.T) {
 			t.Errorf("new node not Ready")
 		}
 	})
+}
+
+// testStaleDeleteSparesSuccessor: KWOK plays its stages from a queue of
+// watch events and, when it lags, plays a deleted pod's stages after a
+// successor has taken the name. A kubelet deletes and patches by UID;
+// hack/kwok-uid.patch makes KWOK do the same. Here the old pod's graceful
+// delete (which KWOK's pod-delete stage answers) reaches KWOK together
+// with its removal and the successor's creation, so KWOK's delete is
+// stale: it must fail, not kill the successor. Unpatched, the successor
+// was deleted (make chaos: one replica's replacements deleted 21 times in
+// a minute; a whole-job restart nobody asked for in the integration suite).
+// KWOK cancels a queued stage when it sees the pod's removal, so the race
+// is not always provoked: tries until KWOK's log shows the stale delete.
+func testStaleDeleteSparesSuccessor(ctx context.Context, t *testing.T, c *Cluster, cs kubernetes.Interface) {
+	pods := cs.CoreV1().Pods("default")
+	for try := 1; try <= 5; try++ {
+		name := fmt.Sprintf("reused-%d", try)
+		waitPodPhase(ctx, t, cs, createPod(ctx, t, cs, name, "", nil), corev1.PodRunning)
+		logStart := kwokLogSize(t, c)
+		if err := c.signalComponent("kwok", syscall.SIGSTOP); err != nil {
+			t.Fatal(err)
+		}
+		resume := func() {
+			if err := c.signalComponent("kwok", syscall.SIGCONT); err != nil {
+				t.Error(err)
+			}
+		}
+		if err := pods.Delete(ctx, name, *metav1.NewDeleteOptions(30)); err != nil {
+			resume()
+			t.Fatal(err)
+		}
+		if err := pods.Delete(ctx, name, *metav1.NewDeleteOptions(0)); err != nil {
+			resume()
+			t.Fatal(err)
+		}
+		createPod(ctx, t, cs, name, "", nil)
+		err := wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+			p, err := pods.Get(ctx, name, metav1.GetOptions{})
+			return err == nil && p.Spec.NodeName != "", nil
+		})
+		resume()
+		if err != nil {
+			t.Fatalf("successor %s not scheduled: %v", name, err)
+		}
+		key := `"pod":"default/` + name + `"`
+		var successor *corev1.Pod
+		err = wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+			p, err := pods.Get(ctx, name, metav1.GetOptions{})
+			successor = p
+			return err == nil && p.Status.Phase == corev1.PodRunning, nil
+		})
+		if err != nil {
+			for _, l := range kwokLogSince(t, c, logStart) {
+				if strings.Contains(l, key) {
+					t.Log(l)
+				}
+			}
+			t.Fatalf("successor %s not Running: %v (%+v)", name, err, successor)
+		}
+		// KWOK's answer to the old pod's delete, seen in its log: done
+		// ("Delete pod") or refused by the UID precondition. The successor's
+		// Running came from events KWOK received after the old pod's.
+		var stale string
+		_ = wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 5*time.Second, true, func(context.Context) (bool, error) {
+			for _, l := range kwokLogSince(t, c, logStart) {
+				if strings.Contains(l, key) && (strings.Contains(l, `"msg":"Delete pod"`) ||
+					(strings.Contains(l, `"stage":"pod-delete"`) && strings.Contains(l, "the UID in the precondition"))) {
+					stale = l
+					return true, nil
+				}
+			}
+			return false, nil
+		})
+		if stale == "" {
+			t.Logf("try %d: KWOK dropped the old pod's delete before playing it; trying again", try)
+			continue
+		}
+		t.Logf("try %d: KWOK's stale delete: %s", try, stale)
+		p, err := pods.Get(ctx, name, metav1.GetOptions{})
+		switch {
+		case err != nil:
+			t.Fatalf("the successor %s is gone after KWOK's stale delete: %v", name, err)
+		case p.UID != successor.UID || p.DeletionTimestamp != nil:
+			t.Fatalf("the successor %s was deleted by KWOK's stale delete (uid %s, now %s, deletionTimestamp %v)",
+				name, successor.UID, p.UID, p.DeletionTimestamp)
+		}
+		return
+	}
+	t.Fatal("KWOK never played the old pod's delete in 5 tries: the race this test needs was not provoked")
+}
+
+// kwokLogSize is the length of KWOK's log so far.
+func kwokLogSize(t *testing.T, c *Cluster) int64 {
+	t.Helper()
+	fi, err := os.Stat(filepath.Join(c.logDir(), "kwok.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fi.Size()
+}
+
+// kwokLogSince is KWOK's log lines written after offset.
+func kwokLogSince(t *testing.T, c *Cluster, offset int64) []string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(c.logDir(), "kwok.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if int64(len(b)) < offset {
+		return nil
+	}
+	return strings.Split(string(b[offset:]), "\n")
 }
 
 // createPod creates a pod that requests one GPU.
