@@ -144,6 +144,8 @@ func check(in checkInput) ([]violation, checkStats) {
 			// A relist replays what it missed out of order: when a deletion
 			// came relative to the outcome is unknown.
 			dels.racing = dels.total()
+		} else {
+			dels.seen = dels.seenBy(in.Leaderless)
 		}
 		stats.InfraDeletions += dels.infraN
 
@@ -289,9 +291,55 @@ type deletions struct {
 	// before it are in every cache that shows the decisive finish (one
 	// watch on pods, in etcd order), so a tracked job has counted them.
 	racing int
+	// list is each deletion, in the order seen.
+	list []deletion
+	// seen are the deletions an untracked job must have counted: neither
+	// racing the outcome nor ended 0, and far from any span with no
+	// operator watching (seenBy). Without a finalizer the pod is gone within
+	// milliseconds, so only a deletion the process saw is counted; a
+	// running operator sees every one.
+	seen int
+}
+
+// deletion is one pod deleted by others.
+type deletion struct {
+	at              time.Time
+	racing, endedOK bool
 }
 
 func (d deletions) total() int { return d.infraN + d.harness }
+
+// Around a span with no operator (kill to the replacement's first pass) a
+// deletion may be lost by an untracked job: one seen shortly before it, by
+// a process killed before its pass wrote the count (queues are seconds
+// long under the full profile's load), or shortly after it, before the new
+// process's handlers ran.
+const (
+	unseenBefore = 10 * time.Second
+	unseenAfter  = 3 * time.Second
+)
+
+// seenBy counts the deletions a running operator watched and an untracked
+// job therefore counted exactly.
+func (d deletions) seenBy(leaderless []timeSpan) int {
+	n := 0
+	for _, x := range d.list {
+		if x.racing || x.endedOK {
+			continue
+		}
+		near := false
+		for _, s := range leaderless {
+			if !x.at.Before(s.from.Add(-unseenBefore)) && !x.at.After(s.to.Add(unseenAfter)) {
+				near = true
+				break
+			}
+		}
+		if !near {
+			n++
+		}
+	}
+	return n
+}
 
 func (d *deletions) add(p podObs, byHarness bool, decidedAt, terminalCond time.Time) {
 	if byHarness {
@@ -304,9 +352,18 @@ func (d *deletions) add(p podObs, byHarness bool, decidedAt, terminalCond time.T
 	// (whole) second began: a relist after an apiserver restart replays a
 	// finished job's cleanup deletions, without the pods' last phases, ahead
 	// of the job's own terminal update.
-	if (!decidedAt.IsZero() && p.At.After(decidedAt)) || (!terminalCond.IsZero() && p.At.After(terminalCond)) {
+	racing := (!decidedAt.IsZero() && p.At.After(decidedAt)) || (!terminalCond.IsZero() && p.At.After(terminalCond))
+	if racing {
 		d.racing++
 	}
+	d.list = append(d.list, deletion{at: p.At, racing: racing})
+}
+
+// addEndedOK marks the deletion just added as one whose containers still
+// exited 0.
+func (d *deletions) addEndedOK() {
+	d.endedOK++
+	d.list[len(d.list)-1].endedOK = true
 }
 
 // externalDeletions finds the live pods deleted before the job finished by
@@ -342,7 +399,7 @@ func externalDeletions(pods []podObs, harness map[string]bool, terminalAt, termi
 		case !finished(lastPhase[p.UID]):
 			d.add(p, harness[p.UID], decidedAt, terminalCond)
 			if finalPhase[p.UID] == corev1.PodSucceeded {
-				d.endedOK++
+				d.addEndedOK()
 			}
 		case lastPhase[p.UID] == corev1.PodSucceeded && !harness[p.UID]:
 			// The operator deletes no succeeded pod before the job finishes.
@@ -402,7 +459,7 @@ func policyDeletions(pods []podObs, harness map[string]bool, terminalAt, termina
 		ended[p.Attempt] = true
 		d.add(p, harness[p.UID], decidedAt, terminalCond)
 		if finalPhase[p.UID] == corev1.PodSucceeded {
-			d.endedOK++
+			d.addEndedOK()
 		}
 	}
 	return d
@@ -452,10 +509,11 @@ func restartCountBounds(e expectation, d deletions) (lo, hi int32) {
 	default:
 		// Untracked: no finalizer holds a deleted pod and KWOK removes it
 		// within milliseconds, so the operator counts it only if a pass saw
-		// it terminating or the process saw its delete event; one deleted
+		// it terminating or the process saw its delete event. Each deletion
+		// a running operator watched counts exactly once (seen); one deleted
 		// while the operator is down, failing over or without a watch is
-		// recreated uncounted. 0 or 1 each.
-		return rc, rc + n + int32(d.revived)
+		// recreated uncounted: 0 or 1 each.
+		return rc + int32(d.seen), rc + n + int32(d.revived)
 	}
 }
 
@@ -492,7 +550,7 @@ func describe(e expectation, d deletions) string {
 	case e.Tracked:
 		s += " tracked"
 	}
-	return s + fmt.Sprintf(", deletions: harness %d, infra %d, after the outcome %d, ended 0 while deleted %d, running again while deleted %d", d.harness, d.infraN, d.racing, d.endedOK, d.revived)
+	return s + fmt.Sprintf(", deletions: harness %d, infra %d, after the outcome %d, ended 0 while deleted %d, running again while deleted %d, seen by a running operator %d", d.harness, d.infraN, d.racing, d.endedOK, d.revived, d.seen)
 }
 
 // checkAttempts compares a job's pods' restart-attempt labels with its

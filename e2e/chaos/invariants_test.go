@@ -181,6 +181,12 @@ func disruptInput(tracked bool, rc int32, del float64) checkInput {
 	}
 }
 
+// leaderless adds a span with no operator running, from and to seconds.
+func leaderless(in checkInput, from, to float64) checkInput {
+	in.Leaderless = append(in.Leaderless, timeSpan{from: at(from), to: at(to)})
+	return in
+}
+
 func withoutPod(in checkInput, uid string) checkInput {
 	var pods []podObs
 	for _, p := range in.History.Pods {
@@ -192,18 +198,29 @@ func withoutPod(in checkInput, uid string) checkInput {
 	return in
 }
 
-// A tracked job counts the harness's deletion exactly once; an untracked
-// one may miss it; a deletion after the outcome was decided may go uncounted.
+// A tracked job counts the harness's deletion exactly once; so does an
+// untracked one that a running operator watched, and it may miss one made
+// while no operator ran (or just before or after); a deletion after the
+// outcome was decided may go uncounted.
 func TestCheckRestartCountTracked(t *testing.T) {
 	cases := map[string]struct {
 		in   checkInput
 		want string
 	}{
-		"tracked, counted":          {in: disruptInput(true, 1, 5)},
-		"tracked, lost":             {in: disruptInput(true, 0, 5), want: ruleRestartCount},
-		"tracked, counted twice":    {in: disruptInput(true, 2, 5), want: ruleRestartCount},
-		"untracked, lost":           {in: disruptInput(false, 0, 5)},
-		"tracked, after the master": {in: disruptInput(true, 0, 29.8)},
+		"tracked, counted":         {in: disruptInput(true, 1, 5)},
+		"tracked, lost":            {in: disruptInput(true, 0, 5), want: ruleRestartCount},
+		"tracked, counted twice":   {in: disruptInput(true, 2, 5), want: ruleRestartCount},
+		"untracked, counted":       {in: disruptInput(false, 1, 5)},
+		"untracked, lost":          {in: disruptInput(false, 0, 5), want: ruleRestartCount},
+		"untracked, counted twice": {in: disruptInput(false, 2, 5), want: ruleRestartCount},
+		// Deleted while the operator was down, or shortly before its kill
+		// (seen, not yet written) or after its successor's first pass.
+		"untracked, lost while no operator ran":    {in: leaderless(disruptInput(false, 0, 5), 4, 6)},
+		"untracked, lost before a kill":            {in: leaderless(disruptInput(false, 0, 5), 5+unseenBefore.Seconds()-0.5, 20)},
+		"untracked, lost after a takeover":         {in: leaderless(disruptInput(false, 0, 5), 1, 5-unseenAfter.Seconds()+0.5)},
+		"untracked, lost long after a takeover":    {in: leaderless(disruptInput(false, 0, 5), 1, 5-unseenAfter.Seconds()-0.5), want: ruleRestartCount},
+		"untracked, counted while no operator ran": {in: leaderless(disruptInput(false, 1, 5), 4, 6)},
+		"tracked, after the master":                {in: disruptInput(true, 0, 29.8)},
 		// The finishing pass counted a deletion whose event the recorder's
 		// pod watch delivered after the job's status.
 		"tracked, seen after the finish": {in: withoutPod(disruptInput(true, 1, 30.4), "w2")},
