@@ -177,8 +177,7 @@ func (r *Reconciler[J]) afterStatus(ctx context.Context, job client.Object, p *p
 
 // applyPodWrites runs the pass's pod writes that must follow the status
 // that counted them: finalizers released or added, pods deleted to be
-// recreated (retries, and a whole-job restart's old attempt), released
-// first so that each goes with its kubelet's final delete. When the
+// recreated (retries, and a whole-job restart's old attempt). When the
 // status of a later pass is held (statusDelay: replica counts only), what
 // they depend on is already written, so they run then too: holding them
 // kept a restarting job's old pods 15 s (make bench, restart-policy).
@@ -189,6 +188,12 @@ func (r *Reconciler[J]) applyPodWrites(ctx context.Context, job client.Object, p
 	}
 	if len(p.retryDeletes) > 0 {
 		errs = append(errs, r.deletePods(ctx, job, p.retryDeletes))
+	}
+	if p.releasedOld {
+		// The last pods of the old attempt go with their finalizers: look
+		// again soon for the new attempt rather than wait for their delete
+		// events' batching.
+		p.requeue(restartRecheck)
 	}
 	return errors.Join(errs...)
 }

@@ -231,25 +231,29 @@ func TestReleasable(t *testing.T) {
 	r := &Reconciler[*kubeflowv1.PyTorchJob]{fw: resolve(fakeFramework{})}
 	job := testjobs.MakePyTorchJob("j", "ns").Workers(1).FailurePolicy(testjobs.MakeFailurePolicy(1).Obj()).Obj()
 	st := kubeflowv1.JobStatus{Restarts: 1, CountedPods: []string{"counted", "counted-gone"}}
-	release, track := r.releasable(job, &st, ch)
-	// Replaced pods (counted, or of an older attempt) go in the pass that
-	// deletes them, confirmed or not; a succeeded pod of the current
-	// attempt is held while the job runs, and an uncounted failure until
-	// it is counted.
-	if diff := cmp.Diff([]string{"counted", "older", "counted-gone", "older-gone"}, podNamesOf(release)); diff != "" {
+	release, track, lastOld := r.releasable(job, &st, ch)
+	// A succeeded pod of the current attempt is held while the job runs.
+	if diff := cmp.Diff([]string{"counted-gone", "older-gone"}, podNamesOf(release)); diff != "" {
 		t.Errorf("release while running (-want +got):\n%s", diff)
+	}
+	if lastOld {
+		t.Error("lastOld with an old pod (older) still held")
+	}
+	ch2 := children{allPods: []*corev1.Pod{running, olderGone}}
+	if _, _, lastOld := r.releasable(job, &st, ch2); !lastOld {
+		t.Error("the last old pod released: lastOld = false")
 	}
 	if diff := cmp.Diff([]string{"legacy"}, podNamesOf(track)); diff != "" {
 		t.Errorf("track (-want +got):\n%s", diff)
 	}
 	st.Conditions = []kubeflowv1.JobCondition{{Type: kubeflowv1.JobFailed, Status: corev1.ConditionTrue}}
-	release, track = r.releasable(job, &st, ch)
+	release, track, _ = r.releasable(job, &st, ch)
 	if diff := cmp.Diff([]string{"running", "succeeded", "counted", "failed", "older", "counted-gone", "older-gone"}, podNamesOf(release)); diff != "" || track != nil {
 		t.Errorf("release when finished (-want +got):\n%s (track %v)", diff, podNamesOf(track))
 	}
 	// A job that is not tracked (no backoffLimit, no failurePolicy) keeps none.
 	plain := testjobs.MakePyTorchJob("j", "ns").Workers(1).Obj()
-	release, _ = r.releasable(plain, &kubeflowv1.JobStatus{}, ch)
+	release, _, _ = r.releasable(plain, &kubeflowv1.JobStatus{}, ch)
 	if len(release) != 7 {
 		t.Errorf("untracked job keeps finalizers: released %v", podNamesOf(release))
 	}
@@ -351,16 +355,9 @@ func testWholeJobRestart(t *testing.T, strategy kubeflowv1.RestartStrategy) {
 	h := newHarness(t, fakeFramework{}, job, Options{}, funcs)
 	h.reconcile()
 	h.reconcile() // the pass that sees the created pods (the informer's, in a cluster)
-	// The fake API deletes at once; a kubelet keeps a deleted pod until its
-	// containers stopped. A finalizer of the test's stands in for it.
-	const kubelet = "test/kubelet"
 	for _, p := range h.pods() {
 		if p.Labels[kubeflowv1.RestartAttemptLabel] != "0" || !slices.Contains(p.Finalizers, kubeflowv1.PodTrackingFinalizer) {
 			t.Fatalf("pod %s: labels %v finalizers %v", p.Name, p.Labels, p.Finalizers)
-		}
-		p.Finalizers = append(p.Finalizers, kubelet)
-		if err := h.c.Update(context.Background(), &p); err != nil {
-			t.Fatal(err)
 		}
 	}
 	h.failPod("j-worker-1", 3)
@@ -373,20 +370,17 @@ func testWholeJobRestart(t *testing.T, strategy kubeflowv1.RestartStrategy) {
 	if len(order) == 0 || order[0] != "status" {
 		t.Fatalf("requests %v: the restart's status write must come before any deletion", order)
 	}
-	// Every pod of attempt 0 is deleted and released in the restart's
-	// pass: none waits for another pass to let its kubelet remove it.
-	for _, p := range h.pods() {
-		if p.DeletionTimestamp == nil || !slices.Equal(p.Finalizers, []string{kubelet}) {
-			t.Fatalf("pod %s of attempt 0 after the restart's pass: deleted %v, finalizers %v", p.Name, p.DeletionTimestamp != nil, p.Finalizers)
-		}
-	}
-	// The kubelet is done with a pod: it goes. Worker-1's only first.
+	// The fake API keeps the deleted pods (their finalizer) until the
+	// kubelet confirms a deletion (grace period 0); confirm worker-1's only.
 	confirm := func(name string) {
 		var p corev1.Pod
 		if err := h.c.Get(context.Background(), client.ObjectKey{Namespace: "ns", Name: name}, &p); err != nil {
 			t.Fatal(err)
 		}
-		p.Finalizers = slices.DeleteFunc(p.Finalizers, func(f string) bool { return f == kubelet })
+		if p.DeletionTimestamp == nil {
+			t.Fatalf("pod %s of attempt 0 not deleted", name)
+		}
+		p.DeletionGracePeriodSeconds = new(int64)
 		if err := h.c.Update(context.Background(), &p); err != nil {
 			t.Fatal(err)
 		}
@@ -399,6 +393,7 @@ func testWholeJobRestart(t *testing.T, strategy kubeflowv1.RestartStrategy) {
 		return out
 	}
 	confirm("j-worker-1")
+	h.reconcile() // releases worker-1, which goes
 	h.reconcile()
 	want := map[string]string{"j-master-0": "0", "j-worker-0": "0"}
 	if strategy == kubeflowv1.RestartStrategyRecreate {

@@ -37,6 +37,9 @@ type plan struct {
 	// attempt runs.
 	policyAction string
 	restartTook  time.Duration
+	// releasedOld says the pass releases the last held pods of an older
+	// attempt, after which the new attempt may be created.
+	releasedOld bool
 	// stale says the job's status is older than its pods: nothing is done.
 	stale bool
 	// transitions, for metrics
@@ -89,7 +92,7 @@ func (r *Reconciler[J]) planPass(ctx context.Context, job J, p *plan) error {
 	// Whatever this pass decides, once its status is written (releasable).
 	defer func() {
 		if !p.stale {
-			p.release, p.track = r.releasable(job, &p.status, ch)
+			p.release, p.track, p.releasedOld = r.releasable(job, &p.status, ch)
 		}
 	}()
 
