@@ -216,9 +216,9 @@ func TestCheckRestartCountTracked(t *testing.T) {
 		// Deleted while the operator was down, or shortly before its kill
 		// (seen, not yet written) or after its successor's first pass.
 		"untracked, lost while no operator ran":    {in: leaderless(disruptInput(false, 0, 5), 4, 6)},
-		"untracked, lost before a kill":            {in: leaderless(disruptInput(false, 0, 5), 5+unseenBefore.Seconds()-0.5, 20)},
-		"untracked, lost after a takeover":         {in: leaderless(disruptInput(false, 0, 5), 1, 5-unseenAfter.Seconds()+0.5)},
-		"untracked, lost long after a takeover":    {in: leaderless(disruptInput(false, 0, 5), 1, 5-unseenAfter.Seconds()-0.5), want: ruleRestartCount},
+		"untracked, lost before a kill":            {in: leaderless(disruptInput(false, 0, 5), 14.5, 20)},
+		"untracked, lost after a takeover":         {in: leaderless(disruptInput(false, 0, 5), 1, 2.5)},
+		"untracked, lost long after a takeover":    {in: leaderless(disruptInput(false, 0, 5), 1, 1.5), want: ruleRestartCount},
 		"untracked, counted while no operator ran": {in: leaderless(disruptInput(false, 1, 5), 4, 6)},
 		"tracked, after the master":                {in: disruptInput(true, 0, 29.8)},
 		// The finishing pass counted a deletion whose event the recorder's
