@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	kubeflowv1 "github.com/seed-d8a409e9/training-operator/apis/kubeflow.org/v1"
 	"github.com/seed-d8a409e9/training-operator/test/testjobs"
 )
 
@@ -47,8 +48,8 @@ func testMemory() kindMemory { return kindMemory{NewJobMemory(nil), "PyTorchJob"
 // first write replaces the record. Forgetting the old job spares the new.
 func TestRecreatedJobStartsAfresh(t *testing.T) {
 	mem := testMemory()
-	written, holds, external, memos, vanished := lastWrites{mem}, statusHolds{mem}, externalJobs{mem}, podMemos{mem}, vanishedPods{mem}
-	version := func(uid types.UID, rv string) client.Object {
+	written, holds, external, memos, vanished := lastWrites[*kubeflowv1.PyTorchJob]{mem}, statusHolds{mem}, externalJobs{mem}, podMemos{mem}, vanishedPods{mem}
+	version := func(uid types.UID, rv string) *kubeflowv1.PyTorchJob {
 		j := testjobs.MakePyTorchJob("j", "ns").UID(string(uid)).Obj()
 		j.ResourceVersion = rv
 		return j

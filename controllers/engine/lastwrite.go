@@ -4,14 +4,18 @@ import (
 	"slices"
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	kubeflowv1 "github.com/seed-d8a409e9/training-operator/apis/kubeflow.org/v1"
 )
 
-// lastWrites remembers each job as our last status write returned it
-// (jobRecord.written), so a reconcile that runs before the informer cache
-// has seen that write starts from what was written instead of a stale copy:
-// no 409 on the optimistic-locked patch, no lost condition, no extra round
-// trip.
-type lastWrites struct{ kindMemory }
+// lastWrites remembers each job's last status write (jobRecord.written),
+// so a reconcile that runs before the informer cache has seen that write
+// starts from what was written instead of a stale copy: no 409 on the
+// optimistic-locked patch, no lost condition, no extra round trip. It keeps
+// the status, the resourceVersion and the generation the write returned:
+// the write changed nothing else, and a cache that has not caught up shows
+// the rest as it was (its version is one of the write's bases).
+type lastWrites[J Job[J]] struct{ kindMemory }
 
 type lastWrite struct {
 	// baseRVs are the resourceVersions the write was made over: the one it
@@ -22,8 +26,10 @@ type lastWrite struct {
 	// such a pass, during an apiserver restart, recreate a deleted pod in
 	// the attempt a whole-job restart had just ended.
 	baseRVs []string
-	// job is what the write returned; nil once the cache has caught up.
-	job client.Object
+	// status is what the write stored, with the generation it returned;
+	// nil once the cache has caught up. Never changed once remembered.
+	status     *kubeflowv1.JobStatus
+	generation int64
 	// rv identifies the written version, whose watch event is our own
 	// write coming back (see isEcho).
 	rv string
@@ -33,12 +39,9 @@ type lastWrite struct {
 // not shown (a cache stays behind for seconds, a pass writes at most once).
 const maxWriteChain = 32
 
-// remember records the object a status write returned, which it now owns;
+// remember records the job a status write returned, which it now owns;
 // it ends any hold (statusbatch.go).
-func (l lastWrites) remember(baseRV string, job client.Object) {
-	// The patch response carries managedFields, which the cache strips and
-	// nothing reads: kept, they would double a busy job's footprint here.
-	job.SetManagedFields(nil)
+func (l lastWrites[J]) remember(baseRV string, job J) {
 	j := l.ref(job)
 	l.m.mu.Lock()
 	defer l.m.mu.Unlock()
@@ -51,7 +54,9 @@ func (l lastWrites) remember(baseRV string, job client.Object) {
 			bases = bases[len(bases)-maxWriteChain:]
 		}
 	}
-	rec.written = &lastWrite{baseRVs: bases, job: job, rv: job.GetResourceVersion()}
+	// A copy of the status alone: a pointer into the job would keep all of it.
+	st := *job.JobStatus()
+	rec.written = &lastWrite{baseRVs: bases, status: &st, generation: job.GetGeneration(), rv: job.GetResourceVersion()}
 	rec.held = statusHold{}
 }
 
@@ -62,7 +67,7 @@ func (l lastWrites) remember(baseRV string, job client.Object) {
 // once its event is handled, so the copy of the job is dropped here: no
 // pass may come to drop it (a finished job is not reconciled again), and
 // make bench's retained-5000 kept 5,000 whole jobs this way.
-func (l lastWrites) isEcho(job client.Object) bool {
+func (l lastWrites[J]) isEcho(job client.Object) bool {
 	l.m.mu.Lock()
 	defer l.m.mu.Unlock()
 	rec := l.m.record(l.ref(job), false)
@@ -73,14 +78,14 @@ func (l lastWrites) isEcho(job client.Object) bool {
 	if w.rv == "" || w.rv != job.GetResourceVersion() {
 		return false
 	}
-	w.job, w.baseRVs = nil, nil
+	w.status, w.baseRVs = nil, nil
 	return true
 }
 
 // freshest returns the newer of the cached job and our last write of it.
-func (l lastWrites) freshest(cached client.Object) client.Object {
+func (l lastWrites[J]) freshest(cached J) J {
 	j := l.ref(cached)
-	written := func() client.Object {
+	written := func() *lastWrite {
 		l.m.mu.Lock()
 		defer l.m.mu.Unlock()
 		rec := l.m.record(j, false)
@@ -90,11 +95,11 @@ func (l lastWrites) freshest(cached client.Object) client.Object {
 		w := rec.written
 		switch rv := cached.GetResourceVersion(); {
 		case slices.Contains(w.baseRVs, rv):
-			return w.job
+			return &lastWrite{status: w.status, generation: w.generation, rv: w.rv}
 		case rv == w.rv:
 			// Caught up: drop the copy (the cache holds the same), keep
 			// the version so that its late watch event is known as an echo.
-			w.job, w.baseRVs = nil, nil
+			w.status, w.baseRVs = nil, nil
 			return nil
 		}
 		// The cache moved on (someone else wrote): trust it.
@@ -105,7 +110,11 @@ func (l lastWrites) freshest(cached client.Object) client.Object {
 	if written == nil {
 		return cached
 	}
-	// The remembered job is never changed once stored, so it is copied
+	// The remembered status is never changed once stored, so it is copied
 	// outside the lock every job's pass shares.
-	return written.DeepCopyObject().(client.Object)
+	fresh := cached.DeepCopy()
+	written.status.DeepCopyInto(fresh.JobStatus())
+	fresh.SetResourceVersion(written.rv)
+	fresh.SetGeneration(written.generation)
+	return fresh
 }

@@ -73,7 +73,7 @@ type Reconciler[J Job[J]] struct {
 	clock     clock.Clock
 	opts      Options
 	memory    *JobMemory
-	written   lastWrites
+	written   lastWrites[J]
 	holds     statusHolds
 	external  externalJobs
 	podMemos  podMemos
@@ -110,7 +110,7 @@ func NewReconciler[J Job[J]](fw Framework[J], c client.Client, apiReader client.
 	a := resolve(fw)
 	mem := kindMemory{opts.Memory, a.Kind()}
 	return &Reconciler[J]{fw: a, client: c, apiReader: apiReader, recorder: rec, clock: opts.Clock, opts: opts, memory: opts.Memory,
-		written: lastWrites{mem}, holds: statusHolds{mem}, external: externalJobs{mem}, podMemos: podMemos{mem}, vanished: vanishedPods{mem},
+		written: lastWrites[J]{mem}, holds: statusHolds{mem}, external: externalJobs{mem}, podMemos: podMemos{mem}, vanished: vanishedPods{mem},
 		started: opts.Clock.Now()}
 }
 
@@ -201,8 +201,7 @@ func (r *Reconciler[J]) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.R
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
-	// lastWrites holds only jobs this reconciler wrote, of its type J.
-	cached = r.written.freshest(cached).(J)
+	cached = r.written.freshest(cached)
 	logger := log.FromContext(ctx).WithValues("uid", cached.GetUID())
 	ctx = log.IntoContext(ctx, logger)
 	if cached.GetDeletionTimestamp() != nil {

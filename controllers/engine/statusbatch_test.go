@@ -78,7 +78,7 @@ func TestStatusHold(t *testing.T) {
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	job := testjobs.MakePyTorchJob("j", "ns").UID("u").Obj()
 	mem := testMemory()
-	l, h := lastWrites{mem}, statusHolds{mem}
+	l, h := lastWrites[*kubeflowv1.PyTorchJob]{mem}, statusHolds{mem}
 	if got := h.hold(job, t0); !got.Equal(t0) {
 		t.Errorf("first hold = %v, want now %v", got, t0)
 	}

@@ -86,7 +86,7 @@ func TestStatusWriteRemembersTheStoredJob(t *testing.T) {
 		t.Fatal(err)
 	}
 	stored := h.job()
-	remembered := h.r.written.freshest(cached).(*kubeflowv1.PyTorchJob)
+	remembered := h.r.written.freshest(cached)
 	if diff := cmp.Diff(stored, remembered); diff != "" {
 		t.Errorf("remembered job (-stored +remembered):\n%s", diff)
 	}
