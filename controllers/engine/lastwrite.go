@@ -64,9 +64,9 @@ func (l lastWrites[J]) remember(baseRV string, job J) {
 // status write of it created: its watch event tells the reconciler nothing
 // it does not know, since the pass that wrote it also ran what follows the
 // write and asked for any requeue it needs. The cache holds that version
-// once its event is handled, so the copy of the job is dropped here: no
+// once its event is handled, so the written status is dropped here: no
 // pass may come to drop it (a finished job is not reconciled again), and
-// make bench's retained-5000 kept 5,000 whole jobs this way.
+// make bench's retained-5000 once kept 5,000 whole jobs this way.
 func (l lastWrites[J]) isEcho(job client.Object) bool {
 	l.m.mu.Lock()
 	defer l.m.mu.Unlock()
