@@ -97,7 +97,7 @@ func (l lastWrites[J]) freshest(cached J) J {
 		case slices.Contains(w.baseRVs, rv):
 			return &lastWrite{status: w.status, generation: w.generation, rv: w.rv}
 		case rv == w.rv:
-			// Caught up: drop the copy (the cache holds the same), keep
+			// Caught up: drop the status (the cache holds the same), keep
 			// the version so that its late watch event is known as an echo.
 			w.status, w.baseRVs = nil, nil
 			return nil
