@@ -322,19 +322,13 @@ const (
 // seenBy counts the deletions a running operator watched and an untracked
 // job therefore counted exactly.
 func (d deletions) seenBy(leaderless []timeSpan) int {
+	near := make([]timeSpan, len(leaderless))
+	for i, s := range leaderless {
+		near[i] = timeSpan{from: s.from.Add(-unseenBefore), to: s.to.Add(unseenAfter)}
+	}
 	n := 0
 	for _, x := range d.list {
-		if x.racing || x.endedOK {
-			continue
-		}
-		near := false
-		for _, s := range leaderless {
-			if !x.at.Before(s.from.Add(-unseenBefore)) && !x.at.After(s.to.Add(unseenAfter)) {
-				near = true
-				break
-			}
-		}
-		if !near {
+		if !x.racing && !x.endedOK && !within(x.at, near) {
 			n++
 		}
 	}
