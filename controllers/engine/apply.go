@@ -20,10 +20,16 @@ import (
 )
 
 // apply carries out a planned pass over job (cached is the job as read):
-// the status is written once; then the vanished pods it counted are
-// settled, and afterStatus records events and metrics and runs the pod
-// writes that had to wait for the write. planErr is the planning's error.
+// the child writes whose outcome the status records, then the status once;
+// then the vanished pods it counted are settled, and afterStatus records
+// events and metrics and runs the pod writes that had to wait for the
+// write. planErr is the planning's error.
 func (r *Reconciler[J]) apply(ctx context.Context, key types.NamespacedName, cached, job J, p *plan, planErr error) (ctrl.Result, error) {
+	planErr = errors.Join(planErr, r.writeChildren(ctx, job, p))
+	if !p.stale {
+		// Whatever the pass decided, once its status is written.
+		p.release, p.track, p.releasedOld = r.releasable(job, &p.status, p.listed)
+	}
 	if !p.jobDeleted {
 		delay, err := r.writeStatus(ctx, cached, &p.status)
 		if err != nil {

@@ -16,11 +16,11 @@ import (
 	kubeflowv1 "github.com/seed-d8a409e9/training-operator/apis/kubeflow.org/v1"
 )
 
-// cleanup applies a cleanPodPolicy. While the job is not finished (suspend)
-// every pod and Service goes, whatever the policy.
-func (r *Reconciler[J]) cleanup(ctx context.Context, job client.Object, ch children, policy kubeflowv1.CleanPodPolicy, finished bool) error {
+// cleanup is what a cleanPodPolicy deletes. While the job is not finished
+// (suspend) every pod and Service goes, whatever the policy.
+func cleanup(ch children, policy kubeflowv1.CleanPodPolicy, finished bool) ([]*corev1.Pod, []*metav1.PartialObjectMetadata) {
 	if finished && (policy == kubeflowv1.CleanPodPolicyNone || policy == kubeflowv1.CleanPodPolicyUndefined) {
-		return nil
+		return nil, nil
 	}
 	var pods []*corev1.Pod
 	names := map[string]bool{}
@@ -38,7 +38,7 @@ func (r *Reconciler[J]) cleanup(ctx context.Context, job client.Object, ch child
 			svcs = append(svcs, s)
 		}
 	}
-	return errors.Join(r.deletePods(ctx, job, pods), r.deleteServices(ctx, job, svcs))
+	return pods, svcs
 }
 
 func (r *Reconciler[J]) deletePods(ctx context.Context, job client.Object, pods []*corev1.Pod) error {

@@ -49,63 +49,49 @@ func finishStatus(st *kubeflowv1.JobStatus) {
 	}
 }
 
-// finish handles a terminal job whose terminal condition is already
-// written: cleanPodPolicy, extra children, TTL.
-func (r *Reconciler[J]) finish(ctx context.Context, job J, ch children, p *plan) error {
+// finish plans the end of a terminal job whose terminal condition is
+// already written: cleanPodPolicy, gang and extra children, TTL.
+func (r *Reconciler[J]) finish(job J, ch children, p *plan) {
 	finishStatus(&p.status)
 	policy := kubeflowv1.CleanPodPolicyNone
 	if cp := r.fw.RunPolicy(job).CleanPodPolicy; cp != nil && *cp != "" {
 		policy = *cp
 	}
-	if err := r.cleanup(ctx, job, ch, policy, true); err != nil {
-		return err
-	}
-	if g := r.gang(job); g != nil {
-		if err := g.Delete(ctx, r.gangJob(job)); err != nil {
-			return err
-		}
-	}
-	if _, err := r.reconcileExtraChildren(ctx, job, nil, false); err != nil {
-		return err
-	}
-	return r.expireTTL(ctx, job, p)
+	w := &p.children
+	w.deletePods, w.deleteServices = cleanup(ch, policy, true)
+	w.teardown = true
+	w.deleteJob = r.ttlExpired(job, p)
 }
 
-// suspend tears children down and records Suspended, once.
-func (r *Reconciler[J]) suspend(ctx context.Context, job J, ch children, p *plan, now metav1.Time) error {
+// suspend plans tearing children down and records Suspended, once, when
+// they are.
+func (r *Reconciler[J]) suspend(job J, ch children, p *plan, now metav1.Time) {
 	st := &p.status
 	kind := r.fw.Kind()
 	msg := fmt.Sprintf("%s %s is suspended.", kind, job.GetName())
-	if err := r.cleanup(ctx, job, ch, kubeflowv1.CleanPodPolicyAll, false); err != nil {
-		return err
-	}
-	if g := r.gang(job); g != nil {
-		if err := g.Delete(ctx, r.gangJob(job)); err != nil {
-			return err
+	w := &p.children
+	w.deletePods, w.deleteServices = cleanup(ch, kubeflowv1.CleanPodPolicyAll, false)
+	w.teardown = true
+	w.then = func() {
+		for _, rs := range st.ReplicaStatuses {
+			rs.Active = 0
+		}
+		if hasCondition(st, kubeflowv1.JobRunning) {
+			setCondition(st, newCondition(kubeflowv1.JobRunning, corev1.ConditionFalse, kind+reasonSuspended, msg, now))
+		}
+		if !hasCondition(st, kubeflowv1.JobSuspended) {
+			setCondition(st, newCondition(kubeflowv1.JobSuspended, corev1.ConditionTrue, kind+reasonSuspended, msg, now))
+			p.event(corev1.EventTypeNormal, kind+reasonSuspended, "%s", msg)
 		}
 	}
-	if _, err := r.reconcileExtraChildren(ctx, job, nil, false); err != nil {
-		return err
-	}
-	for _, rs := range st.ReplicaStatuses {
-		rs.Active = 0
-	}
-	if hasCondition(st, kubeflowv1.JobRunning) {
-		setCondition(st, newCondition(kubeflowv1.JobRunning, corev1.ConditionFalse, kind+reasonSuspended, msg, now))
-	}
-	if !hasCondition(st, kubeflowv1.JobSuspended) {
-		setCondition(st, newCondition(kubeflowv1.JobSuspended, corev1.ConditionTrue, kind+reasonSuspended, msg, now))
-		p.event(corev1.EventTypeNormal, kind+reasonSuspended, "%s", msg)
-	}
-	return nil
 }
 
-// expireTTL deletes a finished job once ttlSecondsAfterFinished has passed,
-// else asks to be woken exactly then. Children go by garbage collection.
-func (r *Reconciler[J]) expireTTL(ctx context.Context, job J, p *plan) error {
+// ttlExpired says a finished job's ttlSecondsAfterFinished has passed, else
+// asks to be woken exactly then.
+func (r *Reconciler[J]) ttlExpired(job J, p *plan) bool {
 	ttl := r.fw.RunPolicy(job).TTLSecondsAfterFinished
 	if ttl == nil {
-		return nil
+		return false
 	}
 	st := &p.status
 	if st.CompletionTime == nil {
@@ -115,8 +101,13 @@ func (r *Reconciler[J]) expireTTL(ctx context.Context, job J, p *plan) error {
 	expiry := st.CompletionTime.Add(time.Duration(*ttl) * time.Second)
 	if left := expiry.Sub(r.clock.Now()); left > 0 {
 		p.requeue(left)
-		return nil
+		return false
 	}
+	return true
+}
+
+// deleteJob deletes a job past its TTL. Children go by garbage collection.
+func (r *Reconciler[J]) deleteJob(ctx context.Context, job J, p *plan) error {
 	deleted, failed := r.fw.deleted, r.fw.deleteFailed
 	uid := job.GetUID()
 	err := r.client.Delete(ctx, job, client.PropagationPolicy(metav1.DeletePropagationBackground),

@@ -16,10 +16,16 @@ import (
 	kubeflowv1 "github.com/seed-d8a409e9/training-operator/apis/kubeflow.org/v1"
 )
 
-// plan collects what one pass decided; apply writes status once, then
-// events, metrics and retry deletions follow.
+// plan collects what one pass decided; apply writes the children, then the
+// status once, then events, metrics and the pod writes that follow it.
 type plan struct {
-	status       kubeflowv1.JobStatus
+	// now is the pass's time, for every timestamp it writes.
+	now    metav1.Time
+	status kubeflowv1.JobStatus
+	// listed are the children the pass read; children are its writes to
+	// them before the status write.
+	listed       children
+	children     childWrites
 	events       []event
 	requeueAfter time.Duration
 	retryDeletes []*corev1.Pod
@@ -64,13 +70,15 @@ func (p *plan) requeue(d time.Duration) {
 }
 
 // planPass is the linear recipe of one pass over a job: it decides the
-// job's status into p, with the events, requeue and pod writes that follow
-// the status write (apply). Writes whose outcome the status records run
-// here, before it: children created or adopted (their name conflicts are a
-// condition), the gang synced, a finished or suspended job's teardown, and
-// its TTL deletion.
+// job's status into p, with the child writes before the status write and
+// the events, requeue and pod writes after it; apply carries them out. It
+// reads the cache, and writes only what planning itself waits on: the
+// gang's PodGroup (whose admission decides whether pods are made at all)
+// and the framework's extra children (pods are never wired to a name
+// another object holds).
 func (r *Reconciler[J]) planPass(ctx context.Context, job J, p *plan) error {
-	now := metav1.NewTime(r.clock.Now())
+	p.now = metav1.NewTime(r.clock.Now())
+	now := p.now
 	st := &p.status
 	kind, name := r.fw.Kind(), job.GetName()
 	specs := job.ReplicaSpecs()
@@ -87,24 +95,21 @@ func (r *Reconciler[J]) planPass(ctx context.Context, job J, p *plan) error {
 		return err
 	}
 	ch := bucketChildren(specs, pods, svcs, func(rt kubeflowv1.ReplicaType, i int) string { return r.fw.childName(job, rt, i) })
+	p.listed = ch
 	st.CountedPods = stillPresent(st.CountedPods, pods)
 	p.pods = r.planPodEvents(ctx, job, IsFinished(st), ch.allPods)
-	// Whatever this pass decides, once its status is written (releasable).
-	defer func() {
-		if !p.stale {
-			p.release, p.track, p.releasedOld = r.releasable(job, &p.status, ch)
-		}
-	}()
 
 	if IsFinished(st) {
-		return r.finish(ctx, job, ch, p)
+		r.finish(job, ch, p)
+		return nil
 	}
 	if msg := runnable(specs, r.fw.ReplicaTypes(job)); msg != "" {
 		r.fail(p, job, kind+"FailedValidation", msg, corev1.EventTypeWarning, now)
 		return r.finishAfterWrite(p)
 	}
 	if rp.Suspend != nil && *rp.Suspend {
-		return r.suspend(ctx, job, ch, p, now)
+		r.suspend(job, ch, p, now)
+		return nil
 	}
 	if hasCondition(st, kubeflowv1.JobSuspended) {
 		msg := fmt.Sprintf("%s %s is resumed.", kind, name)
@@ -221,15 +226,23 @@ func (r *Reconciler[J]) planPass(ctx context.Context, job J, p *plan) error {
 	// The outcome is decided before any child is written: a pass that
 	// finishes the job creates nothing (chaos saw a job completed and, in the
 	// same pass, a deleted worker of it recreated).
-	if err := r.adoptUnindexed(ctx, ch); err != nil {
-		return errors.Join(err, extraErr)
-	}
+	p.children.adopt = ch.unindexed
 	v := r.fw.Evaluate(job, ReplicaView{Specs: specs, Statuses: st.ReplicaStatuses, Pods: cur.pods})
 	if !v.Succeeded && !blockCreates {
-		if err := r.syncReplicas(ctx, job, ch, specs, p, now, gang); err != nil {
+		if err := r.planCreates(job, ch, specs, p, gang); err != nil {
 			return errors.Join(err, extraErr)
 		}
 	}
+	// What the evaluation says is recorded once the children are written:
+	// a pass whose creates fail records neither success nor Running.
+	p.children.then = func() { r.recordOutcome(p, job, specs, cur, v, len(a.retries) > 0) }
+	return extraErr
+}
+
+// recordOutcome records what the success rule says of the job: succeeded,
+// or running (once a whole-job restart's new attempt runs).
+func (r *Reconciler[J]) recordOutcome(p *plan, job J, specs map[kubeflowv1.ReplicaType]*kubeflowv1.ReplicaSpec, cur children, v Verdict, retrying bool) {
+	st, now, kind := &p.status, p.now, r.fw.Kind()
 	switch {
 	case v.Succeeded:
 		if v.Running {
@@ -244,13 +257,12 @@ func (r *Reconciler[J]) planPass(ctx context.Context, job J, p *plan) error {
 			p.event(corev1.EventTypeNormal, kind+reasonSucceeded, "%s", v.SucceededMessage)
 			p.succeeded = true
 		}
-		return r.finishAfterWrite(p)
-	case v.Running && len(a.retries) == 0:
+		_ = r.finishAfterWrite(p)
+	case v.Running && !retrying:
 		if r.restartDone(p, job, specs, cur, now) {
 			r.markRunning(p, v.RunningMessage, now)
 		}
 	}
-	return extraErr
 }
 
 // failOnAssessment fails the job when the per-pod rule says so: the

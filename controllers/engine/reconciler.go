@@ -190,7 +190,8 @@ func (r *Reconciler[J]) notOwnEcho() predicate.Funcs {
 
 // Reconcile is thin: read the job and skip what is not ours, then one pass
 // over it: plan on a defaulted copy (planPass), then apply what was planned:
-// the one status write, the pod writes that follow it, events (apply).
+// the child writes, the one status write, the pod writes that follow it,
+// events (apply).
 func (r *Reconciler[J]) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	cached := r.fw.NewJob()
 	// cached is only read: the pass plans on the one deep copy made below,

@@ -60,75 +60,39 @@ func (r *Reconciler[J]) listChildren(ctx context.Context, job client.Object) ([]
 	return pods, svcs, nil
 }
 
-// syncReplicas creates missing pods and Services by index and deletes the
-// ones past the spec (scale down), in bounded parallel fan-out: all of a
-// job's missing children in one batch, or one batch per replica type in the
-// framework's order for frameworks that need it (OrderedCreation).
-func (r *Reconciler[J]) syncReplicas(ctx context.Context, job J, ch children, specs map[kubeflowv1.ReplicaType]*kubeflowv1.ReplicaSpec, p *plan, now metav1.Time, gang GangScheduler) error {
-	ordered := r.fw.ordered
-	var conflicts []string
-	var created createdChildren
-	// One event per kind of child per pass, not one per object: a 1000-worker
-	// job would otherwise spend as many requests on events as on pods.
-	defer created.emit(r.recorder, job)
-	var batch []client.Object
-	// The template is the same for every index: warn once per type and pass.
-	var warnings []event
-	flush := func() error {
-		c, err := r.createChildren(ctx, job, batch, &created)
-		if created.madePods {
-			for _, w := range warnings {
-				r.recorder.Event(job, w.eventType, w.reason, w.message)
-			}
-		}
-		batch, warnings, created.madePods = nil, nil, false
-		conflicts = append(conflicts, c...)
-		return err
-	}
+// planCreates plans the creation of missing pods and Services by index and
+// the deletion of the ones past the spec (scale down): all of a job's
+// missing children in one batch, or one batch per replica type in the
+// framework's order for frameworks that need it (OrderedCreation). apply
+// creates them in bounded parallel fan-out.
+func (r *Reconciler[J]) planCreates(job J, ch children, specs map[kubeflowv1.ReplicaType]*kubeflowv1.ReplicaSpec, p *plan, gang GangScheduler) error {
+	w := &p.children
+	w.sync = true
+	var batch createBatch
 	for _, rt := range r.fw.ReplicaTypes(job) {
-		creates, typeWarnings, err := r.missingChildren(job, ch, rt, specs[rt], p, now, gang)
+		objs, warnings, err := r.missingChildren(job, ch, rt, specs[rt], p, gang)
 		if err != nil {
 			return err
 		}
-		batch = append(batch, creates...)
-		warnings = append(warnings, typeWarnings...)
-		if !ordered {
-			continue
-		}
-		if err := flush(); err != nil {
-			// Later types wait (MPI's launcher needs its workers); retried with backoff.
-			r.recordConflicts(job, p, conflicts, now)
-			return err
+		batch.objs = append(batch.objs, objs...)
+		// The template is the same for every index: warned once per type and pass.
+		batch.warnings = append(batch.warnings, warnings...)
+		if r.fw.ordered && len(batch.objs) > 0 {
+			w.creates = append(w.creates, batch)
+			batch = createBatch{}
 		}
 	}
-	if err := flush(); err != nil {
-		r.recordConflicts(job, p, conflicts, now)
-		return err
+	if len(batch.objs) > 0 {
+		w.creates = append(w.creates, batch)
 	}
-	r.recordConflicts(job, p, conflicts, now)
-
-	if err := r.deletePods(ctx, job, ch.strayPods); err != nil {
-		return err
-	}
-	return r.deleteServices(ctx, job, ch.strayServices)
-}
-
-// adoptUnindexed gives v1's MPI launcher, which has no replica-index label
-// and is found by name, the label. It is no creation: a pass that finishes
-// the job (v1's launcher completed while no operator ran) does it too.
-func (r *Reconciler[J]) adoptUnindexed(ctx context.Context, ch children) error {
-	for _, o := range ch.unindexed {
-		if err := r.adopt(ctx, o, map[string]string{kubeflowv1.ReplicaIndexLabel: "0"}); err != nil {
-			return fmt.Errorf("adopting %s: %w", o.GetName(), err)
-		}
-	}
+	w.deletePods, w.deleteServices = ch.strayPods, ch.strayServices
 	return nil
 }
 
 // missingChildren builds the pods and Services of one replica type that
 // neither exist nor are being created, and the template warnings to record
 // once they are.
-func (r *Reconciler[J]) missingChildren(job J, ch children, rt kubeflowv1.ReplicaType, spec *kubeflowv1.ReplicaSpec, p *plan, now metav1.Time, gang GangScheduler) ([]client.Object, []event, error) {
+func (r *Reconciler[J]) missingChildren(job J, ch children, rt kubeflowv1.ReplicaType, spec *kubeflowv1.ReplicaSpec, p *plan, gang GangScheduler) ([]client.Object, []event, error) {
 	j := r.jobRef(job)
 	var creates []client.Object
 	var restartWarning, schedulerWarning string

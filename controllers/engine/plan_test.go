@@ -1,0 +1,177 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync/atomic"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
+
+	kubeflowv1 "github.com/seed-d8a409e9/training-operator/apis/kubeflow.org/v1"
+	"github.com/seed-d8a409e9/training-operator/test/testjobs"
+)
+
+// writesOf lists planned child writes in the order apply runs them.
+func writesOf(w childWrites) []string {
+	var out []string
+	for _, o := range w.adopt {
+		out = append(out, "adopt "+o.GetName())
+	}
+	for i, b := range w.creates {
+		for _, o := range b.objs {
+			kind := "service"
+			if _, ok := o.(*corev1.Pod); ok {
+				kind = "pod"
+			}
+			out = append(out, fmt.Sprintf("create[%d] %s %s", i, kind, o.GetName()))
+		}
+	}
+	for _, p := range w.deletePods {
+		out = append(out, "delete pod "+p.Name)
+	}
+	for _, s := range w.deleteServices {
+		out = append(out, "delete service "+s.Name)
+	}
+	if w.teardown {
+		out = append(out, "teardown")
+	}
+	if w.deleteJob {
+		out = append(out, "delete job")
+	}
+	if w.then != nil {
+		out = append(out, "then")
+	}
+	return out
+}
+
+// Planning a pass writes nothing to the job's children: every write is in
+// the plan, and apply carries it out.
+func TestPlanPassOnlyPlansChildWrites(t *testing.T) {
+	finished := func(j *kubeflowv1.PyTorchJob) {
+		j.Status.Conditions = []kubeflowv1.JobCondition{cond(kubeflowv1.JobSucceeded, corev1.ConditionTrue, "PyTorchJobSucceeded")}
+	}
+	cases := map[string]struct {
+		// change turns the job whose children exist into the one planned.
+		change func(*kubeflowv1.PyTorchJob)
+		fresh  bool
+		want   []string
+	}{
+		"new job": {fresh: true, want: []string{
+			"create[0] service j-master-0", "create[0] pod j-master-0",
+			"create[0] service j-worker-0", "create[0] pod j-worker-0",
+			"create[0] service j-worker-1", "create[0] pod j-worker-1", "then"}},
+		"nothing missing": {change: func(*kubeflowv1.PyTorchJob) {}, want: []string{"then"}},
+		"scaled down": {
+			change: func(j *kubeflowv1.PyTorchJob) { j.Spec.PyTorchReplicaSpecs["Worker"].Replicas = new(int32(1)) },
+			want:   []string{"delete pod j-worker-1", "delete service j-worker-1", "then"}},
+		"finished, cleanPodPolicy All": {
+			change: func(j *kubeflowv1.PyTorchJob) {
+				finished(j)
+				j.Spec.RunPolicy.CleanPodPolicy = new(kubeflowv1.CleanPodPolicyAll)
+			},
+			want: []string{"delete pod j-master-0", "delete pod j-worker-0", "delete pod j-worker-1",
+				"delete service j-master-0", "delete service j-worker-0", "delete service j-worker-1", "teardown"}},
+		"finished, TTL passed": {
+			change: func(j *kubeflowv1.PyTorchJob) {
+				finished(j)
+				j.Spec.RunPolicy.CleanPodPolicy = new(kubeflowv1.CleanPodPolicyNone)
+				j.Spec.RunPolicy.TTLSecondsAfterFinished = new(int32(0))
+			},
+			want: []string{"teardown", "delete job"}},
+		"suspended": {
+			change: func(j *kubeflowv1.PyTorchJob) { j.Spec.RunPolicy.Suspend = new(true) },
+			want: []string{"delete pod j-master-0", "delete pod j-worker-0", "delete pod j-worker-1",
+				"delete service j-master-0", "delete service j-worker-0", "delete service j-worker-1", "teardown", "then"}},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			var planning atomic.Bool
+			deny := func(what string, obj client.Object) error {
+				if planning.Load() {
+					t.Errorf("planning wrote: %s %T %s", what, obj, obj.GetName())
+					return errors.New("no writes while planning")
+				}
+				return nil
+			}
+			h := newHarness(t, fakeFramework{}, testjobs.MakePyTorchJob("j", "ns").UID("job-uid").Master(1).Workers(2).Obj(), Options{}, interceptor.Funcs{
+				Create: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.CreateOption) error {
+					return errors.Join(deny("create", obj), c.Create(ctx, obj, opts...))
+				},
+				Delete: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.DeleteOption) error {
+					return errors.Join(deny("delete", obj), c.Delete(ctx, obj, opts...))
+				},
+				Patch: func(ctx context.Context, c client.WithWatch, obj client.Object, patch client.Patch, opts ...client.PatchOption) error {
+					return errors.Join(deny("patch", obj), c.Patch(ctx, obj, patch, opts...))
+				},
+				Update: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.UpdateOption) error {
+					return errors.Join(deny("update", obj), c.Update(ctx, obj, opts...))
+				},
+			})
+			if !tc.fresh {
+				h.reconcile()
+				job := h.job()
+				tc.change(job)
+				st := job.Status.DeepCopy() // the spec update returns the stored status
+				if err := h.c.Update(context.Background(), job); err != nil {
+					t.Fatal(err)
+				}
+				job.Status = *st
+				if err := h.c.Status().Update(context.Background(), job); err != nil {
+					t.Fatal(err)
+				}
+			}
+			job := h.job()
+			job.ApplyDefaults()
+			p := &plan{status: *job.JobStatus().DeepCopy()}
+			planning.Store(true)
+			if err := h.r.planPass(context.Background(), job, p); err != nil {
+				t.Fatalf("planPass: %v", err)
+			}
+			planning.Store(false)
+			if diff := cmp.Diff(tc.want, writesOf(p.children)); diff != "" {
+				t.Errorf("planned child writes (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// What the success rule says is recorded only once the pass's children are
+// written: a pass whose creates fail records no Running, as before the
+// child writes moved out of planning.
+func TestOutcomeWaitsForTheChildWrites(t *testing.T) {
+	var fail atomic.Bool
+	fail.Store(true)
+	job := testjobs.MakePyTorchJob("j", "ns").UID("job-uid").Master(1).Workers(1).Obj()
+	h := newHarness(t, runningFramework{}, job, Options{}, interceptor.Funcs{
+		Create: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.CreateOption) error {
+			if _, ok := obj.(*corev1.Pod); ok && fail.Load() {
+				return errors.New("quota exceeded")
+			}
+			return c.Create(ctx, obj, opts...)
+		},
+	})
+	if _, err := h.r.Reconcile(context.Background(), ctrl.Request{NamespacedName: h.key}); err == nil {
+		t.Fatal("Reconcile with failing pod creates: want an error")
+	}
+	if diff := cmp.Diff([]string{"Created=True"}, conditionTypes(h.job().Status)); diff != "" {
+		t.Errorf("conditions after failed creates (-want +got):\n%s", diff)
+	}
+	fail.Store(false)
+	h.reconcile()
+	if diff := cmp.Diff([]string{"Created=True", "Running=True"}, conditionTypes(h.job().Status)); diff != "" {
+		t.Errorf("conditions after the creates (-want +got):\n%s", diff)
+	}
+}
+
+// runningFramework's rule always says the job runs.
+type runningFramework struct{ fakeFramework }
+
+func (runningFramework) Evaluate(*kubeflowv1.PyTorchJob, ReplicaView) Verdict {
+	return Verdict{Running: true, RunningMessage: "running"}
+}
