@@ -25,6 +25,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"time"
 
@@ -248,6 +249,9 @@ func newManager(watchCtx context.Context, restCfg *rest.Config, cfg *configv1alp
 		RenewDeadline:                 &le.RenewDeadline.Duration,
 		RetryPeriod:                   &le.RetryPeriod.Duration,
 	}
+	if le.LeaderElect {
+		opts.LeaderElectionConfig = leaseConfig(restCfg)
+	}
 	if certs != nil {
 		// Started once the serving certificates are in place.
 		opts.WebhookServer = certs.WaitingServer(webhook.NewServer(webhook.Options{
@@ -257,6 +261,16 @@ func newManager(watchCtx context.Context, restCfg *rest.Config, cfg *configv1alp
 		}))
 	}
 	return ctrl.NewManager(restCfg, opts)
+}
+
+// leaseConfig is restCfg with a dialer of its own, which client-go's
+// transport cache never shares: the Lease is renewed over its own
+// connection, not queued behind the child writes of a burst on the one
+// every controller uses.
+func leaseConfig(restCfg *rest.Config) *rest.Config {
+	c := rest.CopyConfig(restCfg)
+	c.Dial = (&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}).DialContext
+	return c
 }
 
 // untilStopped runs stop when the manager stops. It runs on every replica.

@@ -72,3 +72,28 @@ func TestCacheSyncedReadiness(t *testing.T) {
 		t.Errorf("synced: want ready, got %v", err)
 	}
 }
+
+// The Lease is renewed over a connection of its own: client-go shares one
+// transport (and its HTTP/2 connection) among clients of equal TLS settings,
+// and leaseConfig's must not be that one.
+func TestLeaseHasItsOwnConnection(t *testing.T) {
+	cfg := &rest.Config{Host: "https://127.0.0.1:1", TLSClientConfig: rest.TLSClientConfig{Insecure: true}}
+	shared, err := rest.TransportFor(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, err := rest.TransportFor(rest.CopyConfig(cfg))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again != shared {
+		t.Fatal("equal configs got different transports: the check below proves nothing")
+	}
+	lease, err := rest.TransportFor(leaseConfig(cfg))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if lease == shared {
+		t.Error("the Lease's config shares the controllers' transport")
+	}
+}
