@@ -64,10 +64,10 @@ func (r *Reconciler[J]) listChildren(ctx context.Context, job client.Object) ([]
 // the deletion of the ones past the spec (scale down): all of a job's
 // missing children in one batch, or one batch per replica type in the
 // framework's order for frameworks that need it (OrderedCreation). apply
-// creates them in bounded parallel fan-out.
+// creates them in bounded parallel fan-out. A pod that cannot be built
+// plans nothing: the pass fails and is retried.
 func (r *Reconciler[J]) planCreates(job J, ch children, specs map[kubeflowv1.ReplicaType]*kubeflowv1.ReplicaSpec, p *plan, gang GangScheduler) error {
-	w := &p.children
-	w.sync = true
+	var creates []createBatch
 	var batch createBatch
 	for _, rt := range r.fw.ReplicaTypes(job) {
 		objs, warnings, err := r.missingChildren(job, ch, rt, specs[rt], p, gang)
@@ -78,13 +78,15 @@ func (r *Reconciler[J]) planCreates(job J, ch children, specs map[kubeflowv1.Rep
 		// The template is the same for every index: warned once per type and pass.
 		batch.warnings = append(batch.warnings, warnings...)
 		if r.fw.ordered && len(batch.objs) > 0 {
-			w.creates = append(w.creates, batch)
+			creates = append(creates, batch)
 			batch = createBatch{}
 		}
 	}
 	if len(batch.objs) > 0 {
-		w.creates = append(w.creates, batch)
+		creates = append(creates, batch)
 	}
+	w := &p.children
+	w.sync, w.creates = true, creates
 	w.deletePods, w.deleteServices = ch.strayPods, ch.strayServices
 	return nil
 }
