@@ -175,3 +175,30 @@ type runningFramework struct{ fakeFramework }
 func (runningFramework) Evaluate(*kubeflowv1.PyTorchJob, ReplicaView) Verdict {
 	return Verdict{Running: true, RunningMessage: "running"}
 }
+
+// brokenWorkerFramework creates in order (Master, then Worker) and cannot
+// build a Worker pod.
+type brokenWorkerFramework struct{ fakeFramework }
+
+func (brokenWorkerFramework) CreateInOrder() bool { return true }
+func (f brokenWorkerFramework) DecoratePod(job *kubeflowv1.PyTorchJob, rt kubeflowv1.ReplicaType, i int, pod *corev1.Pod) error {
+	if rt == "Worker" {
+		return errors.New("no worker today")
+	}
+	return f.fakeFramework.DecoratePod(job, rt, i, pod)
+}
+
+// A pod that cannot be built plans no creates at all, not the replica
+// types before it: the pass fails and is retried.
+func TestUnbuildablePodPlansNoCreates(t *testing.T) {
+	h := newHarness(t, brokenWorkerFramework{}, testjobs.MakePyTorchJob("j", "ns").UID("job-uid").Master(1).Workers(1).Obj(), Options{}, interceptor.Funcs{})
+	job := h.job()
+	job.ApplyDefaults()
+	p := &plan{status: *job.JobStatus().DeepCopy()}
+	if err := h.r.planPass(context.Background(), job, p); err == nil {
+		t.Fatal("planPass: want the Worker's build error")
+	}
+	if p.children.sync || len(p.children.creates) > 0 {
+		t.Errorf("planned creates %v (sync %v), want none", writesOf(p.children), p.children.sync)
+	}
+}
