@@ -95,7 +95,7 @@ func TestBuiltInCertificatesOneWriter(t *testing.T) {
 			}
 		})
 	}
-	const period = 30 * time.Second
+	const period = time.Minute
 	time.Sleep(period) // the observation window: writes are counted, the operator is not awaited
 	for _, w := range watchers {
 		w.Stop()
