@@ -12,8 +12,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 
 	configv1alpha1 "github.com/seed-d8a409e9/training-operator/apis/config/v1alpha1"
+	kubeflowv1 "github.com/seed-d8a409e9/training-operator/apis/kubeflow.org/v1"
 	"github.com/seed-d8a409e9/training-operator/controllers/engine"
 	"github.com/seed-d8a409e9/training-operator/controllers/gang"
+	"github.com/seed-d8a409e9/training-operator/controllers/kueue"
 	"github.com/seed-d8a409e9/training-operator/internal/config"
 	"github.com/seed-d8a409e9/training-operator/internal/kube/eventrecorder"
 	"github.com/seed-d8a409e9/training-operator/internal/kube/metacreate"
@@ -32,8 +34,10 @@ func lookup(all []kinds.Kind, name string) (kinds.Kind, error) {
 }
 
 // Setup registers with mgr the job controller of every kind of all that cfg
-// enables. It is called once by main before the manager starts.
-func Setup(mgr ctrl.Manager, cfg *configv1alpha1.Configuration, all []kinds.Kind) error {
+// enables and, with kueueSettings (--kueue-integration=operator; nil
+// otherwise), the operator's Kueue integration of those kinds. It is called
+// once by main before the manager starts.
+func Setup(mgr ctrl.Manager, cfg *configv1alpha1.Configuration, all []kinds.Kind, kueueSettings *kueue.Settings) error {
 	if err := engine.SetupIndexes(context.Background(), mgr.GetFieldIndexer()); err != nil {
 		return fmt.Errorf("setting up field indexes: %w", err)
 	}
@@ -62,6 +66,7 @@ func Setup(mgr ctrl.Manager, cfg *configv1alpha1.Configuration, all []kinds.Kind
 	if err != nil {
 		return fmt.Errorf("gang scheduling: %w", err)
 	}
+	var queued []func() kubeflowv1.Job
 	for _, name := range cfg.EnabledSchemes {
 		k, err := lookup(all, name)
 		if err != nil {
@@ -88,9 +93,19 @@ func Setup(mgr ctrl.Manager, cfg *configv1alpha1.Configuration, all []kinds.Kind
 			return fmt.Errorf("%s controller: %w", name, err)
 		}
 		log.Info("controller registered", "scheme", name, "concurrency", config.Concurrency(cfg, name))
+		queued = append(queued, fw.NewJob)
+	}
+	if kueueSettings != nil {
+		if err := kueue.Setup(mgr, queued, kueueSettings, events.Recorder(kueueEventSource)); err != nil {
+			return fmt.Errorf("Kueue integration: %w", err)
+		}
 	}
 	return nil
 }
+
+// kueueEventSource is the source of the Events the Kueue integration
+// records on jobs (CreatedWorkload, Started, Stopped, ...).
+const kueueEventSource = "training-operator-kueue"
 
 // CacheOptions are the manager's informer cache options for cfg and the
 // kinds all (engine.CacheOptions): what the engine reads of the kinds cfg

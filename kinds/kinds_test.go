@@ -66,10 +66,10 @@ func TestEntriesAreOfOneKind(t *testing.T) {
 		if got, want := reflect.TypeOf(fw.NewJob()), reflect.TypeOf(k.newJob()); got != want {
 			t.Errorf("%s: adapter jobs are %v, want %v", k.Info.Kind, got, want)
 		}
-		if info := fw.NewJob().KindInfo(); info != k.Info {
+		if info := fw.NewJob().KindInfo(); !reflect.DeepEqual(info, k.Info) {
 			t.Errorf("%s: adapter of %+v, want %+v", k.Info.Kind, info, k.Info)
 		}
-		if k.Webhooks.Info() != k.Info {
+		if !reflect.DeepEqual(k.Webhooks.Info(), k.Info) {
 			t.Errorf("%s: webhooks of %+v", k.Info.Kind, k.Webhooks.Info())
 		}
 	}

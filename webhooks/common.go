@@ -55,6 +55,8 @@ type jobWebhook[T job] struct {
 	setDefaults func(T)
 	// validate is the kind's ValidateXJob; old is nil on create.
 	validate func(old, new T) (field.ErrorList, admission.Warnings)
+	// ext are the extensions Setup was given.
+	ext []Extension
 }
 
 var _ admission.Validator[*kubeflowv1.PyTorchJob] = (*jobWebhook[*kubeflowv1.PyTorchJob])(nil)
@@ -79,6 +81,7 @@ func mutatingWebhook[T job](scheme *runtime.Scheme, obj T, wh *jobWebhook[T]) *a
 		decoder:     admission.NewDecoder(scheme),
 		newObj:      func() T { return obj.DeepCopyObject().(T) },
 		setDefaults: wh.setDefaults,
+		ext:         wh.ext,
 	}}
 }
 
@@ -105,9 +108,11 @@ type defaulting[T job] struct {
 	decoder     admission.Decoder
 	newObj      func() T
 	setDefaults func(T)
+	// ext default a job being created, after the kind's defaults.
+	ext []Extension
 }
 
-func (h *defaulting[T]) Handle(_ context.Context, req admission.Request) admission.Response {
+func (h *defaulting[T]) Handle(ctx context.Context, req admission.Request) admission.Response {
 	if req.Operation != admissionv1.Create && req.Operation != admissionv1.Update {
 		return admission.Allowed("")
 	}
@@ -117,6 +122,13 @@ func (h *defaulting[T]) Handle(_ context.Context, req admission.Request) admissi
 	}
 	original := obj.DeepCopyObject()
 	h.setDefaults(obj)
+	if req.Operation == admissionv1.Create {
+		for _, e := range h.ext {
+			if err := e.Default(ctx, obj); err != nil {
+				return admission.Errored(http.StatusInternalServerError, err)
+			}
+		}
+	}
 	if reflect.DeepEqual(original, obj) {
 		return admission.Allowed("")
 	}
@@ -150,15 +162,31 @@ func (h *defaulting[T]) Handle(_ context.Context, req admission.Request) admissi
 // ValidateCreate validates the defaulted object, so that a job that reaches
 // this webhook without the defaulting webhook (e.g. with v1's manifests) is
 // judged as it will be run.
-func (w *jobWebhook[T]) ValidateCreate(_ context.Context, obj T) (admission.Warnings, error) {
+func (w *jobWebhook[T]) ValidateCreate(ctx context.Context, obj T) (admission.Warnings, error) {
 	var none T
-	errs, warnings := w.validate(none, w.defaulted(obj))
+	d := w.defaulted(obj)
+	errs, warnings := w.validate(none, d)
+	for _, e := range w.ext {
+		more, err := e.Validate(ctx, nil, d)
+		if err != nil {
+			return warnings, err
+		}
+		errs = append(errs, more...)
+	}
 	return warnings, w.toError(obj, errs)
 }
 
 // ValidateUpdate validates the defaulted new object against the old one.
-func (w *jobWebhook[T]) ValidateUpdate(_ context.Context, oldObj, newObj T) (admission.Warnings, error) {
-	errs, warnings := w.validate(w.defaulted(oldObj), w.defaulted(newObj))
+func (w *jobWebhook[T]) ValidateUpdate(ctx context.Context, oldObj, newObj T) (admission.Warnings, error) {
+	o, n := w.defaulted(oldObj), w.defaulted(newObj)
+	errs, warnings := w.validate(o, n)
+	for _, e := range w.ext {
+		more, err := e.Validate(ctx, o, n)
+		if err != nil {
+			return warnings, err
+		}
+		errs = append(errs, more...)
+	}
 	return warnings, w.toError(newObj, errs)
 }
 

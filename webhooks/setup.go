@@ -35,6 +35,7 @@ limitations under the License.
 package webhooks
 
 import (
+	"context"
 	"fmt"
 	"strings"
 
@@ -63,7 +64,19 @@ const (
 // Hooks, and the table passes them to Setup and WebhookConfigurations.
 type Hooks struct {
 	info  kubeflowv1.KindInfo
-	setup func(mgr ctrl.Manager) error
+	setup func(mgr ctrl.Manager, ext []Extension) error
+}
+
+// Extension is admission another part of the operator adds to every
+// enabled kind's webhooks, seeing jobs through the kinds' common
+// interface: the Kueue integration's queue defaulting and validation.
+type Extension interface {
+	// Default changes a job being created, after the kind's defaults.
+	Default(ctx context.Context, job kubeflowv1.Job) error
+	// Validate judges a defaulted job being created (old is nil) or
+	// updated; its errors join the kind's own. An error is a failure to
+	// judge (the request is refused with it).
+	Validate(ctx context.Context, old, new kubeflowv1.Job) (field.ErrorList, error)
 }
 
 // Info is the constants of the job kind the hooks are of (kind name,
@@ -79,11 +92,12 @@ func For[J any, P interface {
 	kubeflowv1.Job
 }](validate func(old, new P) (field.ErrorList, admission.Warnings)) Hooks {
 	info := P(new(J)).KindInfo()
-	return Hooks{info: info, setup: func(mgr ctrl.Manager) error {
+	return Hooks{info: info, setup: func(mgr ctrl.Manager, ext []Extension) error {
 		return setupJobWebhook(mgr, P(new(J)), &jobWebhook[P]{
 			kind:        info.Kind,
 			setDefaults: P.ApplyDefaults,
 			validate:    validate,
+			ext:         ext,
 		})
 	}}
 }
@@ -114,17 +128,17 @@ func MutatingWebhookName(kind string) string {
 }
 
 // Setup registers the defaulting and validating webhooks of the kinds of
-// all that are enabled with the manager's webhook server. Kind names are
-// matched case-insensitively; a name not in all is an error. Kinds that
-// are not enabled get no handler, and WebhookConfigurations leaves them out
-// of the installed configurations.
-func Setup(mgr ctrl.Manager, all []Hooks, enabledSchemes []string) error {
+// all that are enabled with the manager's webhook server, each with the
+// extensions ext. Kind names are matched case-insensitively; a name not in
+// all is an error. Kinds that are not enabled get no handler, and
+// WebhookConfigurations leaves them out of the installed configurations.
+func Setup(mgr ctrl.Manager, all []Hooks, enabledSchemes []string, ext ...Extension) error {
 	enabled, err := enabledKinds(all, enabledSchemes)
 	if err != nil {
 		return err
 	}
 	for _, k := range enabled {
-		if err := k.setup(mgr); err != nil {
+		if err := k.setup(mgr, ext); err != nil {
 			return fmt.Errorf("setting up the %s webhooks: %w", k.info.Kind, err)
 		}
 	}

@@ -56,6 +56,41 @@ var kueueFrameworks = []string{
 	"kubeflow.org/paddlejob", "kubeflow.org/jaxjob",
 }
 
+// kueueExternalFrameworks are our six kinds as Kueue external frameworks,
+// managed by the operator's own integration.
+var kueueExternalFrameworks = []string{
+	"PyTorchJob.v1.kubeflow.org", "TFJob.v1.kubeflow.org", "MPIJob.v1.kubeflow.org",
+	"XGBoostJob.v1.kubeflow.org", "PaddleJob.v1.kubeflow.org", "JAXJob.v1.kubeflow.org",
+}
+
+// kueueMode is who creates and manages the Workloads of queued jobs.
+type kueueMode struct {
+	// operator: the operator's integration (--kueue-integration=operator,
+	// Kueue lists our kinds in externalFrameworks); else Kueue's own.
+	operator bool
+	// builtinToo also keeps Kueue's own kubeflow.org integrations in
+	// operator mode: the misconfiguration the operator must report.
+	builtinToo bool
+}
+
+var (
+	kueueBuiltin  = kueueMode{}
+	kueueOperator = kueueMode{operator: true}
+)
+
+func (m kueueMode) String() string {
+	switch {
+	case m.operator && m.builtinToo:
+		return "operator+builtin"
+	case m.operator:
+		return "operator"
+	}
+	return "builtin"
+}
+
+// kueueBuiltinOn reports whether Kueue's own kubeflow.org integrations run.
+func (m kueueMode) kueueBuiltinOn() bool { return !m.operator || m.builtinToo }
+
 // waitForPodsReadyConfig is the Kueue configuration section of the
 // waitForPodsReady specs; the other specs run without it.
 type waitForPodsReadyConfig struct {
@@ -72,6 +107,14 @@ type kueueProcess struct {
 	logPath        string // of the current start
 	webhookAddr    string
 	caPEM          []byte
+	// mode and wfpr are those of the current start; configPath is its
+	// configuration file, which the operator reads in operator mode.
+	mode       kueueMode
+	wfpr       *waitForPodsReadyConfig
+	configPath string
+	healthAddr string
+	// operatorStarts numbers the operator's restarts (work directories).
+	operatorStarts int
 }
 
 // kueueBinaries returns Kueue's binary and manifests folder, or a reason
@@ -101,7 +144,7 @@ func kueueInstalled(ctx context.Context) bool {
 // installs Kueue's CRDs and starts it; on an external cluster it needs
 // Kueue installed there, and skips (with the reason) without it; locally a
 // missing piece fails the specs.
-func setupKueue(ctx context.Context) *kueueProcess {
+func setupKueue(ctx context.Context, mode kueueMode) *kueueProcess {
 	if !cfg.Local {
 		if !kueueInstalled(ctx) {
 			Skip("Kueue specs: the external cluster ($" + EnvKubeconfig + ") has no Kueue installed")
@@ -123,16 +166,47 @@ func setupKueue(ctx context.Context) *kueueProcess {
 	Expect(os.MkdirAll(filepath.Join(dir, "certs"), 0o755)).To(Succeed())
 	p := &kueueProcess{bin: bin, manifests: manifests, dir: dir}
 	p.caPEM = writeServingCert(filepath.Join(dir, "certs"))
-	p.start(ctx, nil)
-	p.registerWebhooks(ctx)
-	p.waitWebhooks(ctx)
+	p.switchTo(ctx, mode, nil)
 	return p
 }
 
-// start runs Kueue with the suite's configuration (plus waitForPodsReady
-// when given) and waits until it is ready. The webhook address is kept
-// across restarts, so the registered webhooks stay valid.
-func (p *kueueProcess) start(ctx context.Context, wfpr *waitForPodsReadyConfig) {
+// switchTo runs Kueue and the operator in mode (with waitForPodsReady when
+// wfpr is set), as a cluster admin moves between the integrations: Kueue's
+// configuration is written first, the operator restarted on it (in
+// operator mode, or back to its default), then Kueue restarted on it with
+// its webhooks for our kinds only while its own integrations run. While
+// both run for a moment they make the same Workload (same name and pod
+// sets), which is what lets jobs in flight cross over.
+func (p *kueueProcess) switchTo(ctx context.Context, mode kueueMode, wfpr *waitForPodsReadyConfig) {
+	operatorWas := p.proc != nil && p.mode.operator
+	p.mode, p.wfpr = mode, wfpr
+	p.writeConfig()
+	if mode.operator || operatorWas {
+		p.restartOperator(ctx)
+	}
+	p.stop()
+	p.start(ctx)
+	p.registerWebhooks(ctx)
+	p.waitWebhooks(ctx)
+}
+
+// restartOperator restarts the suite's operator with --kueue-integration
+// and --kueue-config as the mode has them.
+func (p *kueueProcess) restartOperator(ctx context.Context) {
+	Expect(operator.terminate(30 * time.Second)).To(Succeed())
+	p.operatorStarts++
+	dir := fmt.Sprintf("operator-kueue-%d-%s", p.operatorStarts, p.mode)
+	if !p.mode.operator {
+		restartOperator(ctx, dir)
+		return
+	}
+	restartOperator(ctx, dir, fmt.Sprintf("kueue:\n  integration: operator\n  configFile: %s\n", p.configPath))
+}
+
+// writeConfig writes Kueue's configuration for the current mode (plus
+// waitForPodsReady when set) into configPath. The webhook and health
+// addresses are kept across restarts, so the registered webhooks stay valid.
+func (p *kueueProcess) writeConfig() {
 	if p.webhookAddr == "" {
 		p.webhookAddr = localAddr(freePorts(1)[0])
 	}
@@ -158,11 +232,20 @@ webhook:
   certDir: %s
 integrations:
   frameworks:
+  - batch/job
 `, kueueNamespace, health, host, port, filepath.Join(p.dir, "certs"))
-	for _, f := range kueueFrameworks {
-		fmt.Fprintf(&b, "  - %s\n", f)
+	if p.mode.kueueBuiltinOn() {
+		for _, f := range kueueFrameworks {
+			fmt.Fprintf(&b, "  - %s\n", f)
+		}
 	}
-	if wfpr != nil {
+	if p.mode.operator {
+		b.WriteString("  externalFrameworks:\n")
+		for _, f := range kueueExternalFrameworks {
+			fmt.Fprintf(&b, "  - %s\n", f)
+		}
+	}
+	if wfpr := p.wfpr; wfpr != nil {
 		fmt.Fprintf(&b, `waitForPodsReady:
   timeout: %s
   blockAdmission: false
@@ -172,9 +255,14 @@ integrations:
     backoffLimitCount: %d
 `, wfpr.Timeout, wfpr.BackoffBaseSecs, wfpr.BackoffLimitCount)
 	}
-	configPath := filepath.Join(p.dir, "config.yaml")
-	Expect(os.WriteFile(configPath, []byte(b.String()), 0o644)).To(Succeed())
+	p.configPath = filepath.Join(p.dir, "config.yaml")
+	p.healthAddr = health
+	Expect(os.WriteFile(p.configPath, []byte(b.String()), 0o644)).To(Succeed())
+}
 
+// start runs Kueue on its configuration file and waits until it is ready.
+func (p *kueueProcess) start(ctx context.Context) {
+	configPath, health := p.configPath, p.healthAddr
 	p.logPath = filepath.Join(p.dir, fmt.Sprintf("kueue-%s.log", time.Now().Format("150405.000")))
 	proc, err := childproc.Start(childproc.Spec{
 		Name: "Kueue",
@@ -186,7 +274,7 @@ integrations:
 	})
 	Expect(err).NotTo(HaveOccurred())
 	p.proc = proc
-	GinkgoWriter.Printf("e2e: kueue pid %d, config %s, log %s\n", proc.Pid(), configPath, p.logPath)
+	GinkgoWriter.Printf("e2e: kueue pid %d (%s integration), config %s, log %s\n", proc.Pid(), p.mode, configPath, p.logPath)
 
 	Expect(proc.WaitReady(ctx, "http://"+health+"/readyz", readyTimeout, readyPoll)).To(Succeed())
 }
@@ -199,16 +287,21 @@ func (p *kueueProcess) stop() {
 	p.proc.Stop(30 * time.Second)
 }
 
-// restart replaces the running Kueue with one of another configuration.
-func (p *kueueProcess) restart(ctx context.Context, wfpr *waitForPodsReadyConfig) {
+// stopAll stops Kueue and, if it ran in operator mode, brings the
+// suite's operator back to its default configuration.
+func (p *kueueProcess) stopAll(ctx context.Context) {
+	p.unregisterWebhooks(ctx)
 	p.stop()
-	p.start(ctx, wfpr)
-	p.waitWebhooks(ctx)
+	if p.mode.operator {
+		p.mode = kueueBuiltin
+		p.restartOperator(ctx)
+	}
 }
 
 // registerWebhooks installs Kueue's webhook manifests with URLs to the
 // local Kueue and our CA, keeping only what this Kueue serves: its own API
-// and our kubeflow.org/v1 kinds (those limited to the Kueue namespaces).
+// and, while its own integrations run, our kubeflow.org/v1 kinds (those
+// limited to the Kueue namespaces).
 func (p *kueueProcess) registerWebhooks(ctx context.Context) {
 	data, err := os.ReadFile(filepath.Join(p.manifests, "webhook.yaml"))
 	Expect(err).NotTo(HaveOccurred())
@@ -217,7 +310,7 @@ func (p *kueueProcess) registerWebhooks(ctx context.Context) {
 		case strings.Contains(path, "-kueue-x-k8s-io-"):
 			return true, false
 		case strings.Contains(path, "-kubeflow-org-v1-"):
-			return true, true
+			return p.mode.kueueBuiltinOn(), true
 		}
 		return false, false
 	}

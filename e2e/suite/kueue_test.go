@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -37,10 +38,19 @@ const (
 	kueueTolerationKey = "nvidia.com/gpu"
 )
 
-// kueueKinds are the kinds Kueue integrates (not our MPIJob, see kueueFrameworks).
+// kueueKinds are the kinds Kueue's own integrations cover (not our MPIJob,
+// see kueueFrameworks).
 var kueueKinds = []string{
 	kubeflowv1.PyTorchJobKind, kubeflowv1.TFJobKind, kubeflowv1.XGBoostJobKind,
 	kubeflowv1.PaddleJobKind, kubeflowv1.JAXJobKind,
+}
+
+// kinds are the kinds queued in mode: the operator's integration adds MPIJob.
+func (m kueueMode) kinds() []string {
+	if m.operator {
+		return append(slices.Clone(kueueKinds), kubeflowv1.MPIJobKind)
+	}
+	return kueueKinds
 }
 
 // kueueFlavorLabels are the flavor's nodeLabels: every fake GPU node has them.
@@ -78,6 +88,12 @@ func kueueJob(kind, ns, name string, pods int32, ann map[string]string) client.O
 		obj = testjobs.MakePaddleJob(name, ns).Workers(pods).Obj()
 	case kubeflowv1.JAXJobKind:
 		obj = testjobs.MakeJAXJob(name, ns).Workers(pods).Obj()
+	case kubeflowv1.MPIJobKind:
+		w := testjobs.MakeMPIJob(name, ns).Launcher()
+		if pods > 1 {
+			w.Workers(pods - 1)
+		}
+		obj = w.Obj()
 	default:
 		Fail("no Kueue integration for " + kind)
 	}
@@ -249,7 +265,18 @@ func workloadEvents(ctx context.Context, ns, wl string, match func(reason string
 	return n
 }
 
-var _ = Describe("Kueue", Ordered, ContinueOnFailure, Label("kueue"), func() {
+// The Kueue specs run in both integration modes: with Kueue's own
+// kubeflow.org integrations (as v1 users run today), and with the
+// operator's (Kueue configured as its v0.19+ defaults are, our kinds as
+// external frameworks), where MPIJob is queued too. The operator's mode
+// restarts the operator, so it runs alone (Serial).
+var _ = Describe("Kueue", Ordered, ContinueOnFailure, Label("kueue"), func() { kueueSpecs(kueueBuiltin) })
+
+var _ = Describe("Kueue with the operator's integration", Serial, Ordered, ContinueOnFailure, Label("kueue"), func() {
+	kueueSpecs(kueueOperator)
+})
+
+func kueueSpecs(mode kueueMode) {
 	var (
 		kq     *kueueProcess
 		flavor = "e2e-gpu"
@@ -257,7 +284,7 @@ var _ = Describe("Kueue", Ordered, ContinueOnFailure, Label("kueue"), func() {
 
 	BeforeAll(func(ctx SpecContext) {
 		begin := time.Now()
-		kq = setupKueue(ctx)
+		kq = setupKueue(ctx, mode)
 		// A flavor of the fake GPU nodes whose pods tolerate the usual GPU taint.
 		rf := kueueObj("ResourceFlavor", "", flavor, map[string]any{
 			"nodeLabels": map[string]any{"nvidia.com/gpu.product": cluster.GPUProduct},
@@ -272,9 +299,8 @@ var _ = Describe("Kueue", Ordered, ContinueOnFailure, Label("kueue"), func() {
 			if kq == nil {
 				return
 			}
-			kq.unregisterWebhooks(ctx)
-			kq.stop()
-		}, NodeTimeout(time.Minute))
+			kq.stopAll(ctx)
+		}, NodeTimeout(3*time.Minute))
 	}, NodeTimeout(5*time.Minute))
 
 	// Kueue's log goes with the namespace artifacts of a failed spec.
@@ -288,24 +314,26 @@ var _ = Describe("Kueue", Ordered, ContinueOnFailure, Label("kueue"), func() {
 		}
 	})
 
-	DescribeTable("suspends, admits, places and finishes a queued job", func(ctx SpecContext, kind string) {
+	DescribeTable("suspends, admits, places and finishes a queued job", append([]any{func(ctx SpecContext, kind string) {
 		ns := kueueQueues(ctx, strings.ToLower(kind), flavor, 4)
 		job := kueueJob(kind, ns, "job", 2, exitAfter(0, "1s"))
 		Expect(k8s.Create(ctx, job)).To(Succeed())
-		Expect(ptr.Deref(testjobs.RunPolicy(job).Suspend, false)).To(BeTrue(), "Kueue's webhook suspends a queued job on create")
+		Expect(ptr.Deref(testjobs.RunPolicy(job).Suspend, false)).To(BeTrue(), "the queue's defaulting webhook suspends a queued job on create")
 
 		wl := waitWorkload(ctx, kind, ns, "job", "Admitted")
 		Expect(nested(wl, "status", "admission", "clusterQueue")).To(Equal(ns))
+		// One pod set per replica type, the leading one first, admitted whole.
+		var names []string
+		podSets, _ := nested(wl, "spec", "podSets").([]any)
+		for _, ps := range podSets {
+			m, _ := ps.(map[string]any)
+			names = append(names, fmt.Sprint(m["name"], "=", m["count"]))
+		}
+		Expect(names).To(Equal(kueuePodSets[kind]))
 		expectFlavorOnPods(ctx, ns, "job", 2)
 		waitFor(ctx, kind, ns, "job", kubeflowv1.JobSucceeded)
 		waitWorkload(ctx, kind, ns, "job", "Finished")
-	},
-		Entry(nil, kubeflowv1.PyTorchJobKind),
-		Entry(nil, kubeflowv1.TFJobKind),
-		Entry(nil, kubeflowv1.XGBoostJobKind),
-		Entry(nil, kubeflowv1.PaddleJobKind),
-		Entry(nil, kubeflowv1.JAXJobKind),
-	)
+	}}, kindEntries(mode)...)...)
 
 	It("keeps a job admitted with its quota through a whole-job restart", func(ctx SpecContext) {
 		ns := kueueQueues(ctx, "restart", flavor, 2)
@@ -433,11 +461,12 @@ var _ = Describe("Kueue", Ordered, ContinueOnFailure, Label("kueue"), func() {
 	It("runs 200 jobs of mixed kinds through a queue that fits 20, never with pods while suspended", func(ctx SpecContext) {
 		const jobs, fits = 200, 20
 		ns := kueueQueues(ctx, "load", flavor, fits)
-		w := startSuspendWatch(ctx, ns)
+		w := startSuspendWatch(ctx, ns, mode.kinds())
 
 		begin := time.Now()
+		kinds := mode.kinds()
 		for i := range jobs {
-			kind := kueueKinds[i%len(kueueKinds)]
+			kind := kinds[i%len(kinds)]
 			Expect(k8s.Create(ctx, kueueJob(kind, ns, fmt.Sprintf("j%03d", i), 1, exitAfter(0, "1s")))).To(Succeed())
 		}
 		Eventually(ctx, func(g Gomega) {
@@ -458,7 +487,7 @@ var _ = Describe("Kueue", Ordered, ContinueOnFailure, Label("kueue"), func() {
 			}
 			// Restarted rather than enabled for all specs: its timeout must be
 			// short here and would evict slow starters elsewhere.
-			kq.restart(ctx, &waitForPodsReadyConfig{Timeout: "10s", BackoffBaseSecs: 1, BackoffLimitCount: 1})
+			kq.switchTo(ctx, mode, &waitForPodsReadyConfig{Timeout: "10s", BackoffBaseSecs: 1, BackoffLimitCount: 1})
 		}, NodeTimeout(5*time.Minute))
 
 		It("sets PodsReady when the job is Running", func(ctx SpecContext) {
@@ -502,7 +531,26 @@ var _ = Describe("Kueue", Ordered, ContinueOnFailure, Label("kueue"), func() {
 			expectSuspendedWithoutPods(ctx, pytorch, ns, "stuck")
 		})
 	})
-})
+}
+
+// kueuePodSets are the pod sets (name=count) of kueueJob's two-pod jobs.
+var kueuePodSets = map[string][]string{
+	kubeflowv1.PyTorchJobKind: {"master=1", "worker=1"},
+	kubeflowv1.TFJobKind:      {"worker=2"},
+	kubeflowv1.XGBoostJobKind: {"master=1", "worker=1"},
+	kubeflowv1.PaddleJobKind:  {"worker=2"},
+	kubeflowv1.JAXJobKind:     {"worker=2"},
+	kubeflowv1.MPIJobKind:     {"launcher=1", "worker=1"},
+}
+
+// kindEntries are the table entries of the kinds queued in mode.
+func kindEntries(mode kueueMode) []any {
+	var out []any
+	for _, k := range mode.kinds() {
+		out = append(out, Entry(nil, k))
+	}
+	return out
+}
 
 // suspendWatch follows a namespace's pods and jobs (one watch each, from
 // the start) and records every pod created while its job was suspended.
@@ -527,7 +575,7 @@ type podAt struct {
 	rev uint64
 }
 
-func startSuspendWatch(ctx context.Context, ns string) *suspendWatch {
+func startSuspendWatch(ctx context.Context, ns string, kinds []string) *suspendWatch {
 	dyn, err := dynamic.NewForConfig(restCfg)
 	Expect(err).NotTo(HaveOccurred())
 	w := &suspendWatch{history: map[string][]suspendAt{}, pods: map[string]podAt{}, done: map[string]bool{}}
@@ -574,7 +622,7 @@ func startSuspendWatch(ctx context.Context, ns string) *suspendWatch {
 		}()
 		<-ready
 	}
-	for _, kind := range kueueKinds {
+	for _, kind := range kinds {
 		gvr := kubeflowv1.GroupVersion.WithResource(strings.ToLower(kind) + "s")
 		follow(gvr, func(t watch.EventType, u *unstructured.Unstructured, rev uint64) {
 			if t == watch.Deleted {

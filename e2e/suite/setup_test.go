@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -123,8 +124,9 @@ type operatorProcess struct {
 
 // startOperator runs bin/manager like `make dev` does: a Configuration with
 // the webhook server on 127.0.0.1, reached by URL (clientURL), self-signed
-// certificates, and free ports for everything.
-func startOperator(workDir, kubeconfig string) *operatorProcess {
+// certificates, and free ports for everything; extra is appended to it
+// (top-level Configuration fields, e.g. kueue:).
+func startOperator(workDir, kubeconfig string, extra ...string) *operatorProcess {
 	bin := filepath.Join(util.RepoRoot(), "bin", "manager")
 	Expect(bin).To(BeAnExistingFile(), "build the operator first: make build")
 	dir := filepath.Join(workDir, "operator")
@@ -147,7 +149,7 @@ webhook:
   certDir: %s
   certManagement: self-signed
   clientURL: https://%s
-`, metrics, health, ports[2], filepath.Join(dir, "certs"), webhook)
+`, metrics, health, ports[2], filepath.Join(dir, "certs"), webhook) + strings.Join(extra, "")
 	configPath := filepath.Join(dir, "config.yaml")
 	Expect(os.WriteFile(configPath, []byte(config), 0o644)).To(Succeed())
 

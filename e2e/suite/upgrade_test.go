@@ -212,8 +212,8 @@ var _ = Describe("Upgrade from v1 in place", Serial, func() {
 
 // restartOperator starts bin/manager again in its own work directory and
 // points the suite's metrics and log at it.
-func restartOperator(ctx context.Context, dir string) {
-	operator = startOperator(filepath.Join(env.WorkDir(), dir), env.KubeconfigPath())
+func restartOperator(ctx context.Context, dir string, extra ...string) {
+	operator = startOperator(filepath.Join(env.WorkDir(), dir), env.KubeconfigPath(), extra...)
 	cfg.MetricsURL, cfg.OperatorLog = operator.metricsURL, operator.LogPath()
 	operator.waitReady(ctx)
 	waitWebhookServing(ctx)

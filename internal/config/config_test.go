@@ -64,7 +64,8 @@ func defaults() *configv1alpha1.Configuration {
 			TemplateFile: "/etc/config/initContainer.yaml",
 			MaxTries:     ptr[int32](100),
 		},
-		MPI: configv1alpha1.MPI{KubectlDeliveryImage: "ghcr.io/kubeflow/training-v1/kubectl-delivery:latest"},
+		MPI:   configv1alpha1.MPI{KubectlDeliveryImage: "ghcr.io/kubeflow/training-v1/kubectl-delivery:latest"},
+		Kueue: configv1alpha1.Kueue{Integration: configv1alpha1.KueueIntegrationBuiltin},
 	}
 }
 
@@ -156,6 +157,9 @@ pytorchInitContainer:
   maxTries: 7
 mpi:
   kubectlDeliveryImage: example.com/kubectl-delivery:v1
+kueue:
+  integration: operator
+  configFile: /etc/kueue/controller_manager_config.yaml
 `,
 			want: &configv1alpha1.Configuration{
 				TypeMeta:       metav1.TypeMeta{APIVersion: "config.training-operator.io/v1alpha1", Kind: "Configuration"},
@@ -182,6 +186,7 @@ mpi:
 				},
 				PyTorchInitContainer: configv1alpha1.PyTorchInitContainer{Image: "busybox:1.36", TemplateFile: "/tmpl.yaml", MaxTries: ptr[int32](7)},
 				MPI:                  configv1alpha1.MPI{KubectlDeliveryImage: "example.com/kubectl-delivery:v1"},
+				Kueue:                configv1alpha1.Kueue{Integration: configv1alpha1.KueueIntegrationOperator, ConfigFile: "/etc/kueue/controller_manager_config.yaml"},
 			},
 		},
 		{

@@ -52,6 +52,8 @@ const (
 	FlagWebhookServerPort                = "webhook-server-port"
 	FlagWebhookServiceName               = "webhook-service-name"
 	FlagWebhookSecretName                = "webhook-secret-name"
+	FlagKueueIntegration                 = "kueue-integration"
+	FlagKueueConfig                      = "kueue-config"
 )
 
 // Flags holds the values of the operator's command-line flags. Bind
@@ -80,6 +82,8 @@ type Flags struct {
 	WebhookServerPort                int
 	WebhookServiceName               string
 	WebhookSecretName                string
+	KueueIntegration                 string
+	KueueConfig                      string
 }
 
 // Bind registers the flags on fs. The defaults shown are the effective
@@ -136,6 +140,12 @@ func (f *Flags) Bind(fs *flag.FlagSet) {
 		"Name of the Service used as part of the DNSName."+over("webhook.serviceName"))
 	fs.StringVar(&f.WebhookSecretName, FlagWebhookSecretName, d.Webhook.SecretName,
 		"Name of the Secret to store CA and server certs."+over("webhook.secretName"))
+	fs.StringVar(&f.KueueIntegration, FlagKueueIntegration, string(d.Kueue.Integration),
+		"Who manages the Kueue Workloads of queued jobs: builtin (Kueue's own kubeflow.org integrations) or operator "+
+			"(the operator, as a Kueue external framework; MPIJob included)."+over("kueue.integration"))
+	fs.StringVar(&f.KueueConfig, FlagKueueConfig, d.Kueue.ConfigFile,
+		"Path of Kueue's Configuration file, read with --kueue-integration=operator; empty means Kueue's defaults."+
+			over("kueue.configFile"))
 }
 
 // ExplicitFlags returns the names of the flags that were set on the command
@@ -206,6 +216,12 @@ func (f *Flags) Apply(cfg *configv1alpha1.Configuration, set map[string]bool) {
 	}
 	if set[FlagWebhookSecretName] {
 		cfg.Webhook.SecretName = f.WebhookSecretName
+	}
+	if set[FlagKueueIntegration] {
+		cfg.Kueue.Integration = configv1alpha1.KueueIntegration(f.KueueIntegration)
+	}
+	if set[FlagKueueConfig] {
+		cfg.Kueue.ConfigFile = f.KueueConfig
 	}
 }
 

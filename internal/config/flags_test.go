@@ -265,7 +265,7 @@ func TestBindDefaultsMatchConfigurationDefaults(t *testing.T) {
 	}
 	wantNames := []string{
 		"config", "controller-threads", "enable-scheme", "gang-scheduler-name", "health-probe-bind-address",
-		"kube-api-burst", "kube-api-qps", "leader-elect", "leader-election-id", "metrics-bind-address",
+		"kube-api-burst", "kube-api-qps", "kueue-config", "kueue-integration", "leader-elect", "leader-election-id", "metrics-bind-address",
 		"mpi-kubectl-delivery-image", "namespace", "pprof-bind-address", "pytorch-init-container-image",
 		"pytorch-init-container-max-tries", "pytorch-init-container-template-file", "webhook-secret-name",
 		"webhook-server-port", "webhook-service-name",

@@ -61,6 +61,22 @@ func Validate(cfg *configv1alpha1.Configuration) field.ErrorList {
 	if cfg.MPI.KubectlDeliveryImage == "" {
 		errs = append(errs, field.Required(field.NewPath("mpi", "kubectlDeliveryImage"), ""))
 	}
+	errs = append(errs, validateKueue(field.NewPath("kueue"), &cfg.Kueue)...)
+	return errs
+}
+
+func validateKueue(p *field.Path, k *configv1alpha1.Kueue) field.ErrorList {
+	var errs field.ErrorList
+	switch k.Integration {
+	case configv1alpha1.KueueIntegrationBuiltin:
+		if k.ConfigFile != "" {
+			errs = append(errs, field.Invalid(p.Child("configFile"), k.ConfigFile, "is read only with integration \"operator\""))
+		}
+	case configv1alpha1.KueueIntegrationOperator:
+	default:
+		errs = append(errs, field.NotSupported(p.Child("integration"), k.Integration, []configv1alpha1.KueueIntegration{
+			configv1alpha1.KueueIntegrationBuiltin, configv1alpha1.KueueIntegrationOperator}))
+	}
 	return errs
 }
 

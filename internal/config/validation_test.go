@@ -290,6 +290,27 @@ func TestValidate(t *testing.T) {
 				field.Required(field.NewPath("pytorchInitContainer", "image"), ""),
 				field.Required(field.NewPath("pytorchInitContainer", "maxTries"), ""),
 				field.Required(field.NewPath("mpi", "kubectlDeliveryImage"), ""),
+				field.NotSupported(field.NewPath("kueue", "integration"), configv1alpha1.KueueIntegration(""), []configv1alpha1.KueueIntegration{
+					configv1alpha1.KueueIntegrationBuiltin, configv1alpha1.KueueIntegrationOperator}),
+			},
+		},
+		{
+			name: "Kueue integration",
+			mutate: func(c *configv1alpha1.Configuration) {
+				c.Kueue.Integration = "kueue"
+			},
+			want: field.ErrorList{
+				field.NotSupported(field.NewPath("kueue", "integration"), configv1alpha1.KueueIntegration("kueue"), []configv1alpha1.KueueIntegration{
+					configv1alpha1.KueueIntegrationBuiltin, configv1alpha1.KueueIntegrationOperator}),
+			},
+		},
+		{
+			name: "Kueue's configuration is read only by the operator's integration",
+			mutate: func(c *configv1alpha1.Configuration) {
+				c.Kueue.ConfigFile = "/etc/kueue/config.yaml"
+			},
+			want: field.ErrorList{
+				field.Invalid(field.NewPath("kueue", "configFile"), "/etc/kueue/config.yaml", `is read only with integration "operator"`),
 			},
 		},
 	}

@@ -39,11 +39,13 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
+	kueuev1beta2 "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 
 	configv1alpha1 "github.com/seed-d8a409e9/training-operator/apis/config/v1alpha1"
 	kubeflowv1 "github.com/seed-d8a409e9/training-operator/apis/kubeflow.org/v1"
 	"github.com/seed-d8a409e9/training-operator/controllers"
 	"github.com/seed-d8a409e9/training-operator/controllers/gang"
+	"github.com/seed-d8a409e9/training-operator/controllers/kueue"
 	"github.com/seed-d8a409e9/training-operator/internal/config"
 	"github.com/seed-d8a409e9/training-operator/internal/serving/cert"
 	"github.com/seed-d8a409e9/training-operator/internal/serving/metricsfilter"
@@ -52,15 +54,17 @@ import (
 )
 
 // NewScheme knows every type the operator reads or writes: the built-in
-// types, kubeflow.org/v1, its own Configuration, and the Volcano
+// types, kubeflow.org/v1, its own Configuration, the Volcano
 // (scheduling.volcano.sh) and scheduler-plugins (scheduling.x-k8s.io)
-// PodGroups.
+// PodGroups, and Kueue's API (kueue.x-k8s.io: Workloads and the queues
+// its integration reads).
 func NewScheme() *runtime.Scheme {
 	s := runtime.NewScheme()
 	utilruntime.Must(clientgoscheme.AddToScheme(s))
 	utilruntime.Must(kubeflowv1.AddToScheme(s))
 	utilruntime.Must(configv1alpha1.AddToScheme(s))
 	utilruntime.Must(gang.AddToScheme(s))
+	utilruntime.Must(kueuev1beta2.AddToScheme(s))
 	return s
 }
 
@@ -108,6 +112,16 @@ func New(restCfg *rest.Config, cfg *configv1alpha1.Configuration, o Overrides) (
 	}
 	restCfg = rest.CopyConfig(restCfg)
 	config.ApplyClientConnection(restCfg, cfg.ClientConnection)
+	// Kueue's own configuration, read first: it also sets Kueue's feature
+	// gates in this process.
+	var kueueSettings *kueue.Settings
+	if cfg.Kueue.Integration == configv1alpha1.KueueIntegrationOperator {
+		s, err := kueue.LoadSettings(cfg.Kueue.ConfigFile)
+		if err != nil {
+			return nil, err
+		}
+		kueueSettings = s
+	}
 
 	op := &Operator{}
 	if !o.NoWebhooks {
@@ -154,12 +168,18 @@ func New(restCfg *rest.Config, cfg *configv1alpha1.Configuration, o Overrides) (
 		return nil, fmt.Errorf("setting up the ready check: %w", err)
 	}
 
+	// The operator's Kueue integration: its admission in the kinds'
+	// webhooks and its reconcilers.
+	var admissionExt []webhooks.Extension
+	if kueueSettings != nil {
+		admissionExt = append(admissionExt, kueue.NewAdmission(mgr.GetClient(), kueueSettings))
+	}
 	if op.Certs != nil {
-		if err := webhooks.Setup(mgr, kinds.Webhooks(), cfg.EnabledSchemes); err != nil {
+		if err := webhooks.Setup(mgr, kinds.Webhooks(), cfg.EnabledSchemes, admissionExt...); err != nil {
 			return nil, fmt.Errorf("setting up webhooks: %w", err)
 		}
 	}
-	if err := controllers.Setup(mgr, cfg, kinds.All()); err != nil {
+	if err := controllers.Setup(mgr, cfg, kinds.All(), kueueSettings); err != nil {
 		return nil, fmt.Errorf("setting up controllers: %w", err)
 	}
 	return op, nil

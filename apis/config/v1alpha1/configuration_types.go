@@ -113,6 +113,10 @@ type Configuration struct {
 	// MPI configures MPIJob-specific settings.
 	// +optional
 	MPI MPI `json:"mpi,omitempty"`
+
+	// Kueue configures how jobs are queued by Kueue (kueue.x-k8s.io).
+	// +optional
+	Kueue Kueue `json:"kueue,omitempty"`
 }
 
 // GangScheduling configures gang scheduling. The backend is chosen per job:
@@ -370,3 +374,40 @@ type MPI struct {
 	// +optional
 	KubectlDeliveryImage string `json:"kubectlDeliveryImage,omitempty"`
 }
+
+// Kueue configures the integration with Kueue.
+type Kueue struct {
+	// Integration says who creates and manages the Kueue Workloads of the
+	// operator's jobs. "builtin" (the default): Kueue's own kubeflow.org
+	// integrations do (its integrations.frameworks lists the kinds), and the
+	// operator honours runPolicy.suspend, as v1 did; Kueue never integrated
+	// v1's MPIJob this way. "operator": the operator does, for every enabled
+	// kind MPIJob included, with Kueue's job framework library; Kueue lists
+	// the kinds in integrations.externalFrameworks (PyTorchJob.v1.kubeflow.org,
+	// ...) and none of kubeflow.org/* in integrations.frameworks.
+	// Flag: --kueue-integration.
+	// +optional
+	// +kubebuilder:validation:Enum=builtin;operator
+	Integration KueueIntegration `json:"integration,omitempty"`
+
+	// ConfigFile is the path of Kueue's own Configuration file
+	// (config.kueue.x-k8s.io, as mounted from Kueue's ConfigMap), read in
+	// "operator" mode for manageJobsWithoutQueueName, the managed jobs'
+	// namespace selector, waitForPodsReady and labelKeysToCopy. Empty means
+	// Kueue's defaults.
+	// Flag: --kueue-config.
+	// +optional
+	ConfigFile string `json:"configFile,omitempty"`
+}
+
+// KueueIntegration names who manages the Kueue Workloads of the jobs.
+type KueueIntegration string
+
+const (
+	// KueueIntegrationBuiltin leaves the Workloads to Kueue's own
+	// kubeflow.org integrations.
+	KueueIntegrationBuiltin KueueIntegration = "builtin"
+	// KueueIntegrationOperator has the operator create and manage them, as a
+	// Kueue external framework.
+	KueueIntegrationOperator KueueIntegration = "operator"
+)

@@ -166,6 +166,9 @@ func SetDefaults_Configuration(cfg *Configuration) {
 		pic.MaxTries = ptrTo(DefaultPyTorchInitContainerMaxTries)
 	}
 
+	if cfg.Kueue.Integration == "" {
+		cfg.Kueue.Integration = KueueIntegrationBuiltin
+	}
 	if cfg.MPI.KubectlDeliveryImage == "" {
 		cfg.MPI.KubectlDeliveryImage = DefaultMPIKubectlDeliveryImage
 	}

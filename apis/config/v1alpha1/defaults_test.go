@@ -56,7 +56,8 @@ func TestSetDefaults_Configuration(t *testing.T) {
 				TemplateFile: "/etc/config/initContainer.yaml",
 				MaxTries:     ptrTo[int32](100),
 			},
-			MPI: MPI{KubectlDeliveryImage: "ghcr.io/kubeflow/training-v1/kubectl-delivery:latest"},
+			MPI:   MPI{KubectlDeliveryImage: "ghcr.io/kubeflow/training-v1/kubectl-delivery:latest"},
+			Kueue: Kueue{Integration: KueueIntegrationBuiltin},
 		}
 	}
 	custom := func() *Configuration {
@@ -94,7 +95,8 @@ func TestSetDefaults_Configuration(t *testing.T) {
 				TemplateFile: "/t",
 				MaxTries:     ptrTo[int32](1),
 			},
-			MPI: MPI{KubectlDeliveryImage: "delivery"},
+			MPI:   MPI{KubectlDeliveryImage: "delivery"},
+			Kueue: Kueue{Integration: KueueIntegrationOperator, ConfigFile: "/etc/kueue/controller_manager_config.yaml"},
 		}
 	}
 	cases := []struct {

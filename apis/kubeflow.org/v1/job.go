@@ -54,6 +54,14 @@ type KindInfo struct {
 	FrameworkName string
 	// DefaultContainerName is the container that carries ports and exit codes.
 	DefaultContainerName string
+	// ReplicaSpecsField is the JSON name of the replica spec map, e.g.
+	// pytorchReplicaSpecs, for field paths.
+	ReplicaSpecsField string
+	// ReplicaTypes are every replica type of the kind, the one that leads
+	// (chief, master, launcher) first. Kueue's integrations of these kinds
+	// list a job's pod sets in this order, so queued jobs are described
+	// alike whoever integrates them.
+	ReplicaTypes []ReplicaType
 }
 
 var (
@@ -68,7 +76,8 @@ var (
 // KindInfo implements Job.
 func (*PyTorchJob) KindInfo() KindInfo {
 	return KindInfo{Kind: PyTorchJobKind, Plural: PyTorchJobPlural, ControllerName: PyTorchJobControllerName,
-		FrameworkName: PyTorchJobFrameworkName, DefaultContainerName: PyTorchJobDefaultContainerName}
+		FrameworkName: PyTorchJobFrameworkName, DefaultContainerName: PyTorchJobDefaultContainerName,
+		ReplicaSpecsField: "pytorchReplicaSpecs", ReplicaTypes: []ReplicaType{PyTorchJobReplicaTypeMaster, PyTorchJobReplicaTypeWorker}}
 }
 
 // ReplicaSpecs implements Job.
@@ -86,7 +95,8 @@ func (j *PyTorchJob) ApplyDefaults() { SetDefaults_PyTorchJob(j) }
 // KindInfo implements Job.
 func (*TFJob) KindInfo() KindInfo {
 	return KindInfo{Kind: TFJobKind, Plural: TFJobPlural, ControllerName: TFJobControllerName,
-		FrameworkName: TFJobFrameworkName, DefaultContainerName: TFJobDefaultContainerName}
+		FrameworkName: TFJobFrameworkName, DefaultContainerName: TFJobDefaultContainerName,
+		ReplicaSpecsField: "tfReplicaSpecs", ReplicaTypes: []ReplicaType{TFJobReplicaTypeChief, TFJobReplicaTypeMaster, TFJobReplicaTypePS, TFJobReplicaTypeWorker, TFJobReplicaTypeEval}}
 }
 
 // ReplicaSpecs implements Job.
@@ -104,7 +114,8 @@ func (j *TFJob) ApplyDefaults() { SetDefaults_TFJob(j) }
 // KindInfo implements Job.
 func (*MPIJob) KindInfo() KindInfo {
 	return KindInfo{Kind: MPIJobKind, Plural: MPIJobPlural, ControllerName: MPIJobControllerName,
-		FrameworkName: MPIJobFrameworkName, DefaultContainerName: MPIJobDefaultContainerName}
+		FrameworkName: MPIJobFrameworkName, DefaultContainerName: MPIJobDefaultContainerName,
+		ReplicaSpecsField: "mpiReplicaSpecs", ReplicaTypes: []ReplicaType{MPIJobReplicaTypeLauncher, MPIJobReplicaTypeWorker}}
 }
 
 // ReplicaSpecs implements Job.
@@ -123,7 +134,8 @@ func (j *MPIJob) ApplyDefaults() { SetDefaults_MPIJob(j) }
 // KindInfo implements Job.
 func (*XGBoostJob) KindInfo() KindInfo {
 	return KindInfo{Kind: XGBoostJobKind, Plural: XGBoostJobPlural, ControllerName: XGBoostJobControllerName,
-		FrameworkName: XGBoostJobFrameworkName, DefaultContainerName: XGBoostJobDefaultContainerName}
+		FrameworkName: XGBoostJobFrameworkName, DefaultContainerName: XGBoostJobDefaultContainerName,
+		ReplicaSpecsField: "xgbReplicaSpecs", ReplicaTypes: []ReplicaType{XGBoostJobReplicaTypeMaster, XGBoostJobReplicaTypeWorker}}
 }
 
 // ReplicaSpecs implements Job.
@@ -141,7 +153,8 @@ func (j *XGBoostJob) ApplyDefaults() { SetDefaults_XGBoostJob(j) }
 // KindInfo implements Job.
 func (*PaddleJob) KindInfo() KindInfo {
 	return KindInfo{Kind: PaddleJobKind, Plural: PaddleJobPlural, ControllerName: PaddleJobControllerName,
-		FrameworkName: PaddleJobFrameworkName, DefaultContainerName: PaddleJobDefaultContainerName}
+		FrameworkName: PaddleJobFrameworkName, DefaultContainerName: PaddleJobDefaultContainerName,
+		ReplicaSpecsField: "paddleReplicaSpecs", ReplicaTypes: []ReplicaType{PaddleJobReplicaTypeMaster, PaddleJobReplicaTypeWorker}}
 }
 
 // ReplicaSpecs implements Job.
@@ -159,7 +172,8 @@ func (j *PaddleJob) ApplyDefaults() { SetDefaults_PaddleJob(j) }
 // KindInfo implements Job.
 func (*JAXJob) KindInfo() KindInfo {
 	return KindInfo{Kind: JAXJobKind, Plural: JAXJobPlural, ControllerName: JAXJobControllerName,
-		FrameworkName: JAXJobFrameworkName, DefaultContainerName: JAXJobDefaultContainerName}
+		FrameworkName: JAXJobFrameworkName, DefaultContainerName: JAXJobDefaultContainerName,
+		ReplicaSpecsField: "jaxReplicaSpecs", ReplicaTypes: []ReplicaType{JAXJobReplicaTypeWorker}}
 }
 
 // ReplicaSpecs implements Job.

@@ -164,6 +164,17 @@ func (r *Recorder) Event(obj runtime.Object, eventType, reason, message string) 
 	s.enqueue(makeEvent(ref, r.source, metav1.NewTime(s.opts.Clock.Now()), eventType, reason, message))
 }
 
+// Eventf is Event with a formatted message (client-go's
+// record.EventRecorder, which Kueue's job framework records through).
+func (r *Recorder) Eventf(obj runtime.Object, eventType, reason, messageFmt string, args ...any) {
+	r.Event(obj, eventType, reason, fmt.Sprintf(messageFmt, args...))
+}
+
+// AnnotatedEventf is Eventf; the Events written carry no annotations.
+func (r *Recorder) AnnotatedEventf(obj runtime.Object, _ map[string]string, eventType, reason, messageFmt string, args ...any) {
+	r.Eventf(obj, eventType, reason, messageFmt, args...)
+}
+
 // makeEvent is the Event client-go's recorder makes: same name, namespace,
 // timestamps and reporting fields, so kubectl shows what v1 showed.
 func makeEvent(ref *corev1.ObjectReference, source corev1.EventSource, now metav1.Time, eventType, reason, message string) *corev1.Event {

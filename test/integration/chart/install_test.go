@@ -219,7 +219,7 @@ func (c *liveCluster) runOperator(t *testing.T, inst operatorInstall) *runningOp
 	if err := webhooks.Setup(mgr, kinds.Webhooks(), cfg.EnabledSchemes); err != nil {
 		t.Fatal(err)
 	}
-	if err := controllers.Setup(mgr, cfg, kinds.All()); err != nil {
+	if err := controllers.Setup(mgr, cfg, kinds.All(), nil); err != nil {
 		t.Fatal(err)
 	}
 	readyz := certs.ReadyzCheck(mgr.GetWebhookServer())
