@@ -342,4 +342,3 @@ func TestValidateTopology(t *testing.T) {
 		t.Errorf("a valid topology request refused: %v %v", errs, err)
 	}
 }
-
