@@ -29,12 +29,17 @@ generate: ## Regenerate deepcopy code.
 api-docs: ## Regenerate the API reference (docs/api-reference.md) from the Go types.
 	$(CRD_REF_DOCS) --log-level=ERROR --source-path=./apis --config=hack/api-docs.yaml --renderer=markdown --output-path=docs/api-reference.md
 
+# The operator's RBAC markers; the Kueue integration's are a role of their
+# own (config/rbac/kueue), granted only with kueue.integration=operator.
+RBAC_PACKAGES = $(shell go list ./controllers/... ./internal/serving/cert/... | grep -v '/controllers/kueue$$' | paste -sd';' -)
+
 .PHONY: manifests
 manifests: ## Regenerate CRDs, RBAC and webhook manifests.
 	$(CONTROLLER_GEN) crd:generateEmbeddedObjectMeta=true paths=./apis/kubeflow.org/... output:crd:artifacts:config=config/crd/bases
 	go run ./hack/crdpatch config/crd/bases
 	$(CONTROLLER_GEN) crd paths=./apis/scheduling/... paths=volcano.sh/apis/pkg/apis/scheduling/v1beta1 output:crd:artifacts:config=config/crd/external
-	$(CONTROLLER_GEN) rbac:roleName=training-operator paths="./controllers/...;./internal/serving/cert/..." output:rbac:artifacts:config=config/rbac
+	$(CONTROLLER_GEN) rbac:roleName=training-operator paths="$(RBAC_PACKAGES)" output:rbac:artifacts:config=config/rbac
+	$(CONTROLLER_GEN) rbac:roleName=training-operator-kueue paths=./controllers/kueue/... output:rbac:artifacts:config=config/rbac/kueue
 	@if compgen -G "webhooks/*.go" >/dev/null; then \
 		$(CONTROLLER_GEN) webhook paths=./webhooks/... output:webhook:artifacts:config=config/webhook; fi
 	$(MAKE) chart-sync

@@ -23,7 +23,9 @@ import (
 	"k8s.io/client-go/tools/record"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	schdcache "sigs.k8s.io/kueue/pkg/cache/scheduler"
 	"sigs.k8s.io/kueue/pkg/controller/jobframework"
+	"sigs.k8s.io/kueue/pkg/metrics"
 
 	kubeflowv1 "github.com/seed-d8a409e9/training-operator/apis/kubeflow.org/v1"
 )
@@ -58,7 +60,7 @@ func Setup(mgr ctrl.Manager, newJobs []func() kubeflowv1.Job, settings *Settings
 			return fmt.Errorf("%s: Workload owner index: %w", kind, err)
 		}
 		factory := jobframework.NewGenericReconcilerFactory(func() jobframework.GenericJob { return NewJob(newJob()) })
-		r, err := factory(context.Background(), c, mgr.GetFieldIndexer(), rec, settings.options()...)
+		r, err := factory(context.Background(), c, mgr.GetFieldIndexer(), rec, append(settings.options(), jobframework.WithCache(noQueueCache(c)))...)
 		if err != nil {
 			return fmt.Errorf("%s: %w", kind, err)
 		}
@@ -68,6 +70,13 @@ func Setup(mgr ctrl.Manager, newJobs []func() kubeflowv1.Job, settings *Settings
 		log.Info("Kueue integration registered", "kind", kind, "externalFramework", ExternalFramework(kind))
 	}
 	return nil
+}
+
+// noQueueCache stands in for Kueue's scheduler cache, which only Kueue's
+// process fills: jobframework asks it only whether to report LocalQueue
+// metrics, which are Kueue's to report.
+func noQueueCache(c client.Client) *schdcache.Cache {
+	return schdcache.New(c, schdcache.WithLocalQueueMetrics(&metrics.LocalQueueMetricsConfig{Enabled: false}))
 }
 
 // finishedFromAPI reads a finished job from the API server rather than

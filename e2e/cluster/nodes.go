@@ -29,9 +29,19 @@ import (
 	"k8s.io/client-go/kubernetes"
 )
 
-// fakeGPUNode returns a Node that kwok manages, with GPU capacity and the
-// labels the NVIDIA GPU operator would set.
-func fakeGPUNode(name string, gpus int) *corev1.Node {
+// Topology labels of the fake GPU nodes, for Kueue's topology-aware
+// scheduling: two nodes to a block, a rack each.
+const (
+	TopologyBlockLabel = "cloud.provider.com/topology-block"
+	TopologyRackLabel  = "cloud.provider.com/topology-rack"
+	// NodesPerBlock is how many consecutive GPU nodes share a block.
+	NodesPerBlock = 2
+)
+
+// fakeGPUNode returns a Node that kwok manages, with GPU capacity, the
+// labels the NVIDIA GPU operator would set, and its block and rack (node
+// index i).
+func fakeGPUNode(name string, i, gpus int) *corev1.Node {
 	resources := corev1.ResourceList{
 		corev1.ResourceCPU:              resource.MustParse("64"),
 		corev1.ResourceMemory:           resource.MustParse("512Gi"),
@@ -54,6 +64,8 @@ func fakeGPUNode(name string, gpus int) *corev1.Node {
 				"nvidia.com/gpu.present": "true",
 				"nvidia.com/gpu.product": GPUProduct,
 				"nvidia.com/gpu.count":   strconv.Itoa(gpus),
+				TopologyBlockLabel:       fmt.Sprintf("block-%d", i/NodesPerBlock),
+				TopologyRackLabel:        fmt.Sprintf("rack-%d", i),
 			},
 		},
 		Status: corev1.NodeStatus{
@@ -74,9 +86,10 @@ func (c *Cluster) createNodes(ctx context.Context, cs kubernetes.Interface, n in
 	defer c.mu.Unlock()
 	names := make([]string, 0, n)
 	for len(names) < n {
-		name := fmt.Sprintf("%s%d", NodeNamePrefix, c.nextNode)
+		i := c.nextNode
+		name := fmt.Sprintf("%s%d", NodeNamePrefix, i)
 		c.nextNode++
-		want := fakeGPUNode(name, c.opts.GPUsPerNode)
+		want := fakeGPUNode(name, i, c.opts.GPUsPerNode)
 		got, err := cs.CoreV1().Nodes().Create(ctx, want, metav1.CreateOptions{})
 		if err != nil {
 			if ignoreAlreadyExists(err) == nil {

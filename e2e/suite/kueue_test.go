@@ -480,6 +480,10 @@ func kueueSpecs(mode kueueMode) {
 		Expect(w.podsSeen()).To(BeNumerically(">=", jobs))
 	}, SpecTimeout(20*time.Minute))
 
+	if mode.operator {
+		operatorOnlySpecs(func() *kueueProcess { return kq }, mode, flavor)
+	}
+
 	Describe("with waitForPodsReady", Ordered, func() {
 		BeforeAll(func(ctx SpecContext) {
 			if kq == nil {
@@ -739,3 +743,207 @@ func (w *suspendWatch) violations() []string {
 	}
 	return out
 }
+
+// operatorOnlySpecs are the specs of the operator's integration alone: the
+// move from Kueue's own, the double-management report, and topology-aware
+// placement.
+func operatorOnlySpecs(kqOf func() *kueueProcess, mode kueueMode, flavor string) {
+	It("takes over from Kueue's integration with jobs in flight: nothing requeued, nothing started twice", func(ctx SpecContext) {
+		kq := kqOf()
+		kq.switchTo(ctx, kueueBuiltin, nil)
+		DeferCleanup(func(ctx SpecContext) { kq.switchTo(ctx, mode, nil) }, NodeTimeout(3*time.Minute))
+		ns := kueueQueues(ctx, "move", flavor, 2)
+		w := startSuspendWatch(ctx, ns, []string{pytorch})
+		Expect(k8s.Create(ctx, kueueJob(pytorch, ns, "running", 2, nil))).To(Succeed())
+		waitFor(ctx, pytorch, ns, "running", kubeflowv1.JobRunning)
+		Expect(k8s.Create(ctx, kueueJob(pytorch, ns, "queued", 2, exitAfter(0, "1s")))).To(Succeed())
+		Eventually(ctx, func(g Gomega) {
+			wl, err := workloadOf(ctx, pytorch, ns, "queued")
+			g.Expect(err).NotTo(HaveOccurred())
+			status, reason := kueueConditionReason(wl, "QuotaReserved")
+			g.Expect(status).To(Equal("False"))
+			g.Expect(reason).To(Equal("Pending"))
+		}).Should(Succeed())
+		running, err := workloadOf(ctx, pytorch, ns, "running")
+		Expect(err).NotTo(HaveOccurred())
+		queued, err := workloadOf(ctx, pytorch, ns, "queued")
+		Expect(err).NotTo(HaveOccurred())
+		podUIDs := map[string]string{}
+		for _, p := range jobPods(ctx, ns, "running") {
+			podUIDs[p.Name] = string(p.UID)
+		}
+		Expect(podUIDs).To(HaveLen(2))
+
+		kq.switchTo(ctx, kueueOperator, nil)
+
+		// Only the operator's integration can now finish the running job's
+		// Workload and start the queued one.
+		finishPods(ctx, ns, "running", 0)
+		waitFor(ctx, pytorch, ns, "running", kubeflowv1.JobSucceeded)
+		wl := waitWorkload(ctx, pytorch, ns, "running", "Finished")
+		Expect(wl.GetUID()).To(Equal(running.GetUID()), "the running job's Workload was replaced")
+		for _, p := range jobPods(ctx, ns, "running") {
+			Expect(string(p.UID)).To(Equal(podUIDs[p.Name]), "pod %s was replaced", p.Name)
+		}
+		waitFor(ctx, pytorch, ns, "queued", kubeflowv1.JobSucceeded)
+		wl = waitWorkload(ctx, pytorch, ns, "queued", "Finished")
+		Expect(wl.GetUID()).To(Equal(queued.GetUID()), "the queued job was requeued with a new Workload")
+		Expect(jobEvents(ctx, ns, "queued", "Started")).To(ContainElement(HaveField("Source.Component", "training-operator-kueue")),
+			"the queued job was started by the operator's integration")
+		Expect(w.err()).NotTo(HaveOccurred())
+		Expect(w.violations()).To(BeEmpty())
+	})
+
+	It("reports a kind that Kueue's own integration manages too, and leaves it to that one: one Workload, started once", func(ctx SpecContext) {
+		kq := kqOf()
+		kq.switchTo(ctx, kueueMode{operator: true, builtinToo: true}, nil)
+		DeferCleanup(func(ctx SpecContext) { kq.switchTo(ctx, mode, nil) }, NodeTimeout(3*time.Minute))
+		ns := kueueQueues(ctx, "conflict", flavor, 4)
+		w := startSuspendWatch(ctx, ns, []string{pytorch, kubeflowv1.MPIJobKind})
+		Expect(k8s.Create(ctx, kueueJob(pytorch, ns, "both", 2, exitAfter(0, "1s")))).To(Succeed())
+		// Kueue's integrations.frameworks never covers v1's MPIJob: it stays the operator's.
+		Expect(k8s.Create(ctx, kueueJob(kubeflowv1.MPIJobKind, ns, "mpi", 2, exitAfter(0, "1s")))).To(Succeed())
+
+		Eventually(ctx, func(g Gomega) {
+			st, err := jobStatus(ctx, pytorch, ns, "both")
+			g.Expect(err).NotTo(HaveOccurred())
+			c := findCondition(st, kueueConflictCondition)
+			g.Expect(c).NotTo(BeNil(), "conditions: %s", conditionsString(st))
+			g.Expect(c.Status).To(Equal(corev1.ConditionTrue))
+			g.Expect(c.Message).To(ContainSubstring("kubeflow.org/pytorchjob"))
+			g.Expect(c.Message).To(ContainSubstring("PyTorchJob.v1.kubeflow.org"))
+			g.Expect(jobEvents(ctx, ns, "both", string(kueueConflictCondition))).To(ContainElement(HaveField("Type", corev1.EventTypeWarning)))
+		}).Should(Succeed())
+		waitFor(ctx, pytorch, ns, "both", kubeflowv1.JobSucceeded)
+		waitWorkload(ctx, pytorch, ns, "both", "Finished")
+		waitFor(ctx, kubeflowv1.MPIJobKind, ns, "mpi", kubeflowv1.JobSucceeded)
+		waitWorkload(ctx, kubeflowv1.MPIJobKind, ns, "mpi", "Finished")
+		Expect(jobEvents(ctx, ns, "both", "Started")).To(HaveEach(HaveField("Source.Component", Not(Equal("training-operator-kueue")))),
+			"the operator's integration started a job Kueue's own manages")
+		Expect(jobEvents(ctx, ns, "mpi", string(kueueConflictCondition))).To(BeEmpty())
+
+		list := &unstructured.UnstructuredList{}
+		list.SetGroupVersionKind(kueueGroup.WithKind("WorkloadList"))
+		Expect(k8s.List(ctx, list, client.InNamespace(ns))).To(Succeed())
+		Expect(list.Items).To(HaveLen(2), "one Workload per job")
+		Expect(w.err()).NotTo(HaveOccurred())
+		Expect(w.violations()).To(BeEmpty())
+	})
+
+	Describe("topology-aware scheduling", Ordered, func() {
+		const tasFlavor, topology = "e2e-tas", "e2e-topology"
+		BeforeAll(func(ctx SpecContext) {
+			topo := kueueObj("Topology", "", topology, map[string]any{"levels": []any{
+				map[string]any{"nodeLabel": cluster.TopologyBlockLabel},
+				map[string]any{"nodeLabel": cluster.TopologyRackLabel},
+				map[string]any{"nodeLabel": "kubernetes.io/hostname"},
+			}})
+			rf := kueueObj("ResourceFlavor", "", tasFlavor, map[string]any{
+				"nodeLabels":   map[string]any{"nvidia.com/gpu.product": cluster.GPUProduct},
+				"topologyName": topology,
+			})
+			for _, o := range []*unstructured.Unstructured{topo, rf} {
+				Expect(client.IgnoreAlreadyExists(k8s.Create(ctx, o))).To(Succeed())
+				DeferCleanup(func(ctx SpecContext) { Expect(client.IgnoreNotFound(k8s.Delete(ctx, o))).To(Succeed()) })
+			}
+		})
+
+		// blockOf maps each pod of the job to its node's block.
+		blocksOf := func(ctx context.Context, g Gomega, ns, job string, n int) (blocks map[string]string, nodes map[string]string) {
+			pods := jobPods(ctx, ns, job)
+			g.Expect(pods).To(HaveLen(n))
+			blocks, nodes = map[string]string{}, map[string]string{}
+			for _, p := range pods {
+				g.Expect(p.Spec.NodeName).NotTo(BeEmpty(), "pod %s scheduled", p.Name)
+				var node corev1.Node
+				g.Expect(k8s.Get(ctx, client.ObjectKey{Name: p.Spec.NodeName}, &node)).To(Succeed())
+				blocks[p.Name] = node.Labels[cluster.TopologyBlockLabel]
+				nodes[p.Name] = p.Spec.NodeName
+			}
+			return blocks, nodes
+		}
+		distinct := func(m map[string]string) []string {
+			var out []string
+			for _, v := range m {
+				if !slices.Contains(out, v) {
+					out = append(out, v)
+				}
+			}
+			return out
+		}
+
+		It("places a Worker-only job with required topology block in one block, ranks next to each other", func(ctx SpecContext) {
+			ns := kueueQueues(ctx, "tas-block", tasFlavor, 32)
+			job := testjobs.MakeJAXJob("ranks", ns).Workers(3).Obj()
+			job.Labels = map[string]string{kueueQueueLabel: kueueLocalQueue}
+			rs := job.Spec.JAXReplicaSpecs[kubeflowv1.JAXJobReplicaTypeWorker]
+			rs.Template.Annotations = map[string]string{kueueRequiredTopology: cluster.TopologyBlockLabel}
+			rs.Template.Spec.Containers[0].Resources.Limits = corev1.ResourceList{cluster.GPUResource: resource.MustParse("4")}
+			Expect(k8s.Create(ctx, job)).To(Succeed())
+			waitWorkload(ctx, kubeflowv1.JAXJobKind, ns, "ranks", "Admitted")
+			Eventually(ctx, func(g Gomega) {
+				blocks, nodes := blocksOf(ctx, g, ns, "ranks", 3)
+				g.Expect(distinct(blocks)).To(HaveLen(1), "blocks of the pods: %v", blocks)
+				// Kueue assigns the lowest ranks to the first domain: ranks 0 and 1 share a node.
+				g.Expect(nodes["ranks-worker-0"]).To(Equal(nodes["ranks-worker-1"]), "nodes of the pods: %v", nodes)
+			}).Should(Succeed())
+			waitFor(ctx, kubeflowv1.JAXJobKind, ns, "ranks", kubeflowv1.JobRunning)
+			finishPods(ctx, ns, "ranks", 0)
+			waitFor(ctx, kubeflowv1.JAXJobKind, ns, "ranks", kubeflowv1.JobSucceeded)
+		})
+
+		It("places master and workers of one pod-set group in one block", func(ctx SpecContext) {
+			ns := kueueQueues(ctx, "tas-group", tasFlavor, 32)
+			job := testjobs.MakePyTorchJob("grouped", ns).Master(1).Workers(3).Obj()
+			job.Labels = map[string]string{kueueQueueLabel: kueueLocalQueue}
+			for rt, rs := range job.Spec.PyTorchReplicaSpecs {
+				rs.Template.Annotations = map[string]string{
+					kueueRequiredTopology: cluster.TopologyBlockLabel,
+					kueuePodSetGroupName:  "all",
+				}
+				gpus := "3"
+				if rt == kubeflowv1.PyTorchJobReplicaTypeMaster {
+					gpus = "4"
+				}
+				rs.Template.Spec.Containers[0].Resources.Limits = corev1.ResourceList{cluster.GPUResource: resource.MustParse(gpus)}
+			}
+			Expect(k8s.Create(ctx, job)).To(Succeed())
+			waitWorkload(ctx, pytorch, ns, "grouped", "Admitted")
+			Eventually(ctx, func(g Gomega) {
+				blocks, _ := blocksOf(ctx, g, ns, "grouped", 4)
+				g.Expect(distinct(blocks)).To(HaveLen(1), "blocks of the pods: %v", blocks)
+			}).Should(Succeed())
+			waitFor(ctx, pytorch, ns, "grouped", kubeflowv1.JobRunning)
+			finishPods(ctx, ns, "grouped", 0)
+			waitFor(ctx, pytorch, ns, "grouped", kubeflowv1.JobSucceeded)
+		})
+
+		It("keeps a job larger than any block suspended, without pods", func(ctx SpecContext) {
+			ns := kueueQueues(ctx, "tas-big", tasFlavor, 32)
+			job := testjobs.MakeJAXJob("big", ns).Workers(5).Obj()
+			job.Labels = map[string]string{kueueQueueLabel: kueueLocalQueue}
+			rs := job.Spec.JAXReplicaSpecs[kubeflowv1.JAXJobReplicaTypeWorker]
+			rs.Template.Annotations = map[string]string{kueueRequiredTopology: cluster.TopologyBlockLabel}
+			rs.Template.Spec.Containers[0].Resources.Limits = corev1.ResourceList{cluster.GPUResource: resource.MustParse("4")}
+			Expect(k8s.Create(ctx, job)).To(Succeed())
+			// The positive sign: Kueue tried and found no block to hold it.
+			Eventually(ctx, func(g Gomega) {
+				wl, err := workloadOf(ctx, kubeflowv1.JAXJobKind, ns, "big")
+				g.Expect(err).NotTo(HaveOccurred())
+				status, reason := kueueConditionReason(wl, "QuotaReserved")
+				g.Expect(status).To(Equal("False"))
+				g.Expect(reason).To(Equal("Pending"))
+				g.Expect(fmt.Sprint(nested(wl, "status", "conditions"))).To(ContainSubstring("topology"))
+			}).Should(Succeed())
+			expectSuspendedWithoutPods(ctx, kubeflowv1.JAXJobKind, ns, "big")
+		})
+	})
+}
+
+const (
+	kueueRequiredTopology = "kueue.x-k8s.io/podset-required-topology"
+	kueuePodSetGroupName  = "kueue.x-k8s.io/podset-group-name"
+	// kueueConflictCondition is the condition the operator sets on a job
+	// both Kueue integrations would manage.
+	kueueConflictCondition kubeflowv1.JobConditionType = "KueueIntegrationConflict"
+)

@@ -110,6 +110,11 @@ strictly by the operator: only fields of that API.
 {{- if not (kindIs "invalid" $v.pytorchInitContainer.maxTries) }}{{ $_ := set $pic "maxTries" (int $v.pytorchInitContainer.maxTries) }}{{ end -}}
 {{- with $pic }}{{ $_ := set $c "pytorchInitContainer" . }}{{ end -}}
 {{- with $v.mpi.kubectlDeliveryImage }}{{ $_ := set $c "mpi" (dict "kubectlDeliveryImage" .) }}{{ end -}}
+{{- if eq (include "training-operator.kueueOperator" .) "true" -}}
+{{- $kq := dict "integration" "operator" -}}
+{{- with $v.kueue.config }}{{ $_ := set $kq "configFile" "/etc/training-operator/kueue-config.yaml" }}{{ end -}}
+{{- $_ := set $c "kueue" $kq -}}
+{{- end -}}
 {{ toYaml $c }}
 {{- end -}}
 
@@ -132,4 +137,11 @@ and "operator" (Role in the release namespace) rule lists, as JSON.
 {{- $operator = concat $secret $operator }}
 {{- end -}}
 {{- toJson (dict "cluster" $cluster "jobs" ($g.jobNamespaces | default list) "operator" $operator) -}}
+{{- end -}}
+
+{{/*
+"true" when the operator manages Kueue Workloads (kueue.integration=operator).
+*/}}
+{{- define "training-operator.kueueOperator" -}}
+{{- eq ((.Values.kueue | default dict).integration | default "builtin") "operator" -}}
 {{- end -}}

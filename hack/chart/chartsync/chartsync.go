@@ -20,6 +20,9 @@ limitations under the License.
 //   - charts/training-operator/crds/: byte copies of config/crd/bases;
 //   - charts/training-operator/files/rbac-rules.yaml: the rules of
 //     config/rbac/role.yaml, grouped by where the chart grants them;
+//   - charts/training-operator/files/rbac-kueue-rules.yaml: the rules of
+//     config/rbac/kueue/role.yaml, the Kueue integration's, which the chart
+//     grants only with kueue.integration=operator;
 //   - charts/training-operator/files/webhooks.yaml: the webhooks of
 //     config/webhook/manifests.yaml;
 //   - config/default/rbac/cluster_role.yaml and role.yaml: the same rules
@@ -63,10 +66,12 @@ import (
 const (
 	CRDSourceDir       = "config/crd/bases"
 	RoleSource         = "config/rbac/role.yaml"
+	KueueRoleSource    = "config/rbac/kueue/role.yaml"
 	WebhookSource      = "config/webhook/manifests.yaml"
 	ChartDir           = "charts/training-operator"
 	ChartCRDDir        = ChartDir + "/crds"
 	ChartRBACRules     = ChartDir + "/files/rbac-rules.yaml"
+	ChartKueueRules    = ChartDir + "/files/rbac-kueue-rules.yaml"
 	ChartWebhooks      = ChartDir + "/files/webhooks.yaml"
 	KustomizeRBACDir   = "config/default/rbac"
 	KustomizeClusterRB = KustomizeRBACDir + "/cluster_role.yaml"
@@ -191,17 +196,19 @@ func orEmpty(r []rbacv1.PolicyRule) []rbacv1.PolicyRule {
 }
 
 // ReadRole reads the generated ClusterRole.
-func ReadRole(root string) (*rbacv1.ClusterRole, error) {
-	data, err := os.ReadFile(filepath.Join(root, RoleSource))
+func ReadRole(root string) (*rbacv1.ClusterRole, error) { return readClusterRole(root, RoleSource) }
+
+func readClusterRole(root, path string) (*rbacv1.ClusterRole, error) {
+	data, err := os.ReadFile(filepath.Join(root, path))
 	if err != nil {
 		return nil, err
 	}
 	var role rbacv1.ClusterRole
 	if err := yaml.UnmarshalStrict(data, &role); err != nil {
-		return nil, fmt.Errorf("%s: %w", RoleSource, err)
+		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	if role.Kind != "ClusterRole" {
-		return nil, fmt.Errorf("%s: kind %q, want ClusterRole", RoleSource, role.Kind)
+		return nil, fmt.Errorf("%s: kind %q, want ClusterRole", path, role.Kind)
 	}
 	return &role, nil
 }
@@ -290,6 +297,17 @@ func Generate(root string) (map[string][]byte, error) {
 	}
 	out[ChartRBACRules] = append([]byte(fmt.Sprintf(header, RoleSource)+
 		"# The operator's RBAC rules, grouped by where the chart grants them (see hack/chart/chartsync).\n"), rulesYAML...)
+
+	kueueRole, err := readClusterRole(root, KueueRoleSource)
+	if err != nil {
+		return nil, err
+	}
+	kueueYAML, err := yaml.Marshal(map[string]any{"rules": kueueRole.Rules})
+	if err != nil {
+		return nil, err
+	}
+	out[ChartKueueRules] = append([]byte(fmt.Sprintf(header, KueueRoleSource)+
+		"# The Kueue integration's RBAC rules, granted with kueue.integration=operator.\n"), kueueYAML...)
 
 	wh, err := ReadWebhooks(root)
 	if err != nil {
