@@ -16,8 +16,10 @@ ENV GOPROXY=${GOPROXY} \
     CGO_ENABLED=0
 WORKDIR /workspace
 
-# Dependencies first, cached while go.mod/go.sum are unchanged.
+# Dependencies first, cached while go.mod/go.sum are unchanged (go.mod
+# replaces one module with a folder of third_party/).
 COPY go.mod go.sum ./
+COPY third_party/ third_party/
 RUN --mount=type=cache,target=/go/pkg/mod \
     go mod download
 

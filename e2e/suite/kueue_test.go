@@ -283,6 +283,9 @@ func kueueSpecs(mode kueueMode) {
 	)
 
 	BeforeAll(func(ctx SpecContext) {
+		if mode.operator && !cfg.Local {
+			Skip("the operator's Kueue integration specs restart the operator and Kueue: local control plane only")
+		}
 		begin := time.Now()
 		kq = setupKueue(ctx, mode)
 		// A flavor of the fake GPU nodes whose pods tolerate the usual GPU taint.
