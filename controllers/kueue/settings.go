@@ -18,15 +18,17 @@ package kueue
 
 import (
 	"fmt"
+	"os"
 	"slices"
 	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/serializer"
 	utilfeature "k8s.io/apiserver/pkg/util/feature"
+	kueueconfigv1beta1 "sigs.k8s.io/kueue/apis/config/v1beta1"
 	kueueconfig "sigs.k8s.io/kueue/apis/config/v1beta2"
-	"sigs.k8s.io/kueue/pkg/config"
 	"sigs.k8s.io/kueue/pkg/controller/jobframework"
 
 	kubeflowv1 "github.com/seed-d8a409e9/training-operator/apis/kubeflow.org/v1"
@@ -51,17 +53,32 @@ type Settings struct {
 func (s *Settings) configured() bool { return s.path != "" }
 
 // LoadSettings reads Kueue's Configuration file (empty: Kueue's defaults)
-// with Kueue's own loader, so that it is defaulted and validated as Kueue
-// does, and sets Kueue's feature gates it names in this process, so that
-// the operator builds Workloads with the features Kueue admits them with.
+// as Kueue reads it (strict, either API version, defaulted), and sets
+// Kueue's feature gates it names in this process, so that the operator
+// builds Workloads with the features Kueue admits them with. Kueue's own
+// validation of the file is left to Kueue: it checks integrations.frameworks
+// against the integrations compiled into the process reading it, which in
+// this one are none.
 func LoadSettings(path string) (*Settings, error) {
 	scheme := runtime.NewScheme()
+	if err := kueueconfigv1beta1.AddToScheme(scheme); err != nil {
+		return nil, err
+	}
 	if err := kueueconfig.AddToScheme(scheme); err != nil {
 		return nil, err
 	}
-	_, cfg, err := config.Load(scheme, path)
-	if err != nil {
-		return nil, fmt.Errorf("Kueue configuration %q: %w", path, err)
+	var cfg kueueconfig.Configuration
+	if path == "" {
+		scheme.Default(&cfg)
+	} else {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return nil, fmt.Errorf("Kueue configuration: %w", err)
+		}
+		codecs := serializer.NewCodecFactory(scheme, serializer.EnableStrict)
+		if err := runtime.DecodeInto(codecs.UniversalDecoder(kueueconfig.GroupVersion), data, &cfg); err != nil {
+			return nil, fmt.Errorf("Kueue configuration %q: %w", path, err)
+		}
 	}
 	if len(cfg.FeatureGates) > 0 {
 		if err := utilfeature.DefaultMutableFeatureGate.SetFromMap(cfg.FeatureGates); err != nil {

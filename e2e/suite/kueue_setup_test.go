@@ -166,6 +166,9 @@ func setupKueue(ctx context.Context, mode kueueMode) *kueueProcess {
 	Expect(os.MkdirAll(filepath.Join(dir, "certs"), 0o755)).To(Succeed())
 	p := &kueueProcess{bin: bin, manifests: manifests, dir: dir}
 	p.caPEM = writeServingCert(filepath.Join(dir, "certs"))
+	// Whatever fails from here on, later specs need the suite's operator as
+	// it was, and no Kueue left running.
+	DeferCleanup(func(ctx SpecContext) { p.stopAll(ctx) }, NodeTimeout(3*time.Minute))
 	p.switchTo(ctx, mode, nil)
 	return p
 }
@@ -193,7 +196,9 @@ func (p *kueueProcess) switchTo(ctx context.Context, mode kueueMode, wfpr *waitF
 // restartOperator restarts the suite's operator with --kueue-integration
 // and --kueue-config as the mode has them.
 func (p *kueueProcess) restartOperator(ctx context.Context) {
-	Expect(operator.terminate(30 * time.Second)).To(Succeed())
+	if !operator.Exited() {
+		Expect(operator.terminate(30 * time.Second)).To(Succeed())
+	}
 	p.operatorStarts++
 	dir := fmt.Sprintf("operator-kueue-%d-%s", p.operatorStarts, p.mode)
 	if !p.mode.operator {
@@ -287,12 +292,12 @@ func (p *kueueProcess) stop() {
 	p.proc.Stop(30 * time.Second)
 }
 
-// stopAll stops Kueue and, if it ran in operator mode, brings the
-// suite's operator back to its default configuration.
+// stopAll stops Kueue and, if it ran in operator mode or a restart left
+// none, brings the suite's operator back to its default configuration.
 func (p *kueueProcess) stopAll(ctx context.Context) {
 	p.unregisterWebhooks(ctx)
 	p.stop()
-	if p.mode.operator {
+	if p.mode.operator || operator.Exited() {
 		p.mode = kueueBuiltin
 		p.restartOperator(ctx)
 	}

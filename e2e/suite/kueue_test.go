@@ -299,11 +299,7 @@ func kueueSpecs(mode kueueMode) {
 		GinkgoWriter.Printf("e2e: Kueue ready after %s\n", time.Since(begin).Round(10*time.Millisecond))
 		DeferCleanup(func(ctx SpecContext) {
 			Expect(client.IgnoreNotFound(k8s.Delete(ctx, rf))).To(Succeed())
-			if kq == nil {
-				return
-			}
-			kq.stopAll(ctx)
-		}, NodeTimeout(3*time.Minute))
+		})
 	}, NodeTimeout(5*time.Minute))
 
 	// Kueue's log goes with the namespace artifacts of a failed spec.
