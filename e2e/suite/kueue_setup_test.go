@@ -26,6 +26,7 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	kubeflowv1 "github.com/seed-d8a409e9/training-operator/apis/kubeflow.org/v1"
 	"github.com/seed-d8a409e9/training-operator/e2e/childproc"
 	"github.com/seed-d8a409e9/training-operator/test/testjobs"
 	"github.com/seed-d8a409e9/training-operator/test/util"
@@ -245,9 +246,13 @@ integrations:
 		}
 	}
 	if p.mode.operator {
+		// Kueue refuses a kind listed both ways: with its own integrations
+		// on, only MPIJob (which they never cover) is external.
 		b.WriteString("  externalFrameworks:\n")
 		for _, f := range kueueExternalFrameworks {
-			fmt.Fprintf(&b, "  - %s\n", f)
+			if !p.mode.kueueBuiltinOn() || strings.HasPrefix(f, kubeflowv1.MPIJobKind+".") {
+				fmt.Fprintf(&b, "  - %s\n", f)
+			}
 		}
 	}
 	if wfpr := p.wfpr; wfpr != nil {
