@@ -406,11 +406,13 @@ func (p *kueueProcess) waitWebhooks(ctx context.Context) {
 		Name:   kueueProbeNamespace,
 		Labels: map[string]string{kueueNSLabel: "true"},
 	}}
-	Expect(client.IgnoreAlreadyExists(k8s.Create(ctx, probeNS))).To(Succeed())
 	Eventually(ctx, func(g Gomega) {
 		if p.proc.Exited() {
 			StopTrying(fmt.Sprintf("Kueue exited: %v\n%s", p.proc.Err(), p.proc.Tail(40))).Now()
 		}
+		// Created in the loop: an earlier Kueue setup's cleanup may still be
+		// deleting it.
+		g.Expect(client.IgnoreAlreadyExists(k8s.Create(ctx, probeNS.DeepCopy()))).To(Succeed())
 		job := testjobs.MakePyTorchJob("kueue-probe", probeNS.Name).Master(1).Obj()
 		job.Labels = map[string]string{kueueQueueLabel: "probe"}
 		g.Expect(k8s.Create(ctx, job, client.DryRunAll)).To(Succeed())

@@ -751,11 +751,13 @@ func operatorOnlySpecs(kqOf func() *kueueProcess, mode kueueMode, flavor string)
 		kq := kqOf()
 		kq.switchTo(ctx, kueueBuiltin, nil)
 		DeferCleanup(func(ctx SpecContext) { kq.switchTo(ctx, mode, nil) }, NodeTimeout(3*time.Minute))
-		ns := kueueQueues(ctx, "move", flavor, 2)
+		// 1+2 jobs: pod sets of different counts, so a Workload described
+		// otherwise than Kueue's integration did would not match.
+		ns := kueueQueues(ctx, "move", flavor, 3)
 		w := startSuspendWatch(ctx, ns, []string{pytorch})
-		Expect(k8s.Create(ctx, kueueJob(pytorch, ns, "running", 2, nil))).To(Succeed())
+		Expect(k8s.Create(ctx, kueueJob(pytorch, ns, "running", 3, nil))).To(Succeed())
 		waitFor(ctx, pytorch, ns, "running", kubeflowv1.JobRunning)
-		Expect(k8s.Create(ctx, kueueJob(pytorch, ns, "queued", 2, exitAfter(0, "1s")))).To(Succeed())
+		Expect(k8s.Create(ctx, kueueJob(pytorch, ns, "queued", 3, exitAfter(0, "1s")))).To(Succeed())
 		Eventually(ctx, func(g Gomega) {
 			wl, err := workloadOf(ctx, pytorch, ns, "queued")
 			g.Expect(err).NotTo(HaveOccurred())
@@ -771,7 +773,7 @@ func operatorOnlySpecs(kqOf func() *kueueProcess, mode kueueMode, flavor string)
 		for _, p := range jobPods(ctx, ns, "running") {
 			podUIDs[p.Name] = string(p.UID)
 		}
-		Expect(podUIDs).To(HaveLen(2))
+		Expect(podUIDs).To(HaveLen(3))
 
 		kq.switchTo(ctx, kueueOperator, nil)
 
@@ -918,6 +920,8 @@ func operatorOnlySpecs(kqOf func() *kueueProcess, mode kueueMode, flavor string)
 		})
 
 		It("keeps a job larger than any block suspended, without pods", func(ctx SpecContext) {
+			// The cluster holds it (32 GPUs, 20 asked), no block (16) does.
+			waitFreeGPUs(ctx, 20)
 			ns := kueueQueues(ctx, "tas-big", tasFlavor, 32)
 			job := testjobs.MakeJAXJob("big", ns).Workers(5).Obj()
 			job.Labels = map[string]string{kueueQueueLabel: kueueLocalQueue}
@@ -946,3 +950,29 @@ const (
 	// both Kueue integrations would manage.
 	kueueConflictCondition kubeflowv1.JobConditionType = "KueueIntegrationConflict"
 )
+
+// waitFreeGPUs waits until the fake GPU nodes have at least n GPUs that no
+// scheduled, unfinished pod holds.
+func waitFreeGPUs(ctx context.Context, n int64) {
+	Eventually(ctx, func(g Gomega) {
+		var nodes corev1.NodeList
+		g.Expect(k8s.List(ctx, &nodes)).To(Succeed())
+		var free int64
+		for _, node := range nodes.Items {
+			q := node.Status.Allocatable[cluster.GPUResource]
+			free += q.Value()
+		}
+		var pods corev1.PodList
+		g.Expect(k8s.List(ctx, &pods)).To(Succeed())
+		for _, p := range pods.Items {
+			if p.Spec.NodeName == "" || p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
+				continue
+			}
+			for _, c := range p.Spec.Containers {
+				q := c.Resources.Limits[cluster.GPUResource]
+				free -= q.Value()
+			}
+		}
+		g.Expect(free).To(BeNumerically(">=", n), "free GPUs")
+	}).Should(Succeed())
+}
