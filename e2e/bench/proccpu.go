@@ -18,39 +18,18 @@ package main
 
 import (
 	"context"
-	"fmt"
-	"os"
 	"sort"
-	"strconv"
-	"strings"
 	"sync"
 	"time"
+
+	"github.com/seed-d8a409e9/training-operator/e2e/childproc"
 )
 
 // processCPUSeconds is utime+stime of a process from /proc/<pid>/stat.
-func processCPUSeconds(pid int) (float64, error) {
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return 0, err
-	}
-	return parseProcStatCPU(string(data))
-}
+var processCPUSeconds = childproc.CPUSeconds
 
 // parseProcStatCPU reads utime+stime (fields 14 and 15) of a /proc stat line.
-func parseProcStatCPU(s string) (float64, error) {
-	// The command name (field 2) may contain spaces; fields after ")" start at field 3.
-	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
-	if len(f) < 13 {
-		return 0, fmt.Errorf("short /proc stat: %q", s)
-	}
-	utime, err1 := strconv.ParseFloat(f[11], 64)
-	stime, err2 := strconv.ParseFloat(f[12], 64)
-	if err1 != nil || err2 != nil {
-		return 0, fmt.Errorf("parse /proc stat: %q", s)
-	}
-	const clockTicks = 100 // USER_HZ; 100 on every Linux platform Go supports
-	return (utime + stime) / clockTicks, nil
-}
+var parseProcStatCPU = childproc.ParseProcStatCPU
 
 // cpuSnapshot is the CPU time of named processes at one moment.
 type cpuSnapshot map[string]float64

@@ -24,6 +24,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kubeflowv1 "github.com/seed-d8a409e9/training-operator/apis/kubeflow.org/v1"
+	"github.com/seed-d8a409e9/training-operator/e2e/childproc"
 	"github.com/seed-d8a409e9/training-operator/e2e/cluster"
 	"github.com/seed-d8a409e9/training-operator/test/testjobs"
 )
@@ -463,6 +464,7 @@ func kueueSpecs(mode kueueMode) {
 		w := startSuspendWatch(ctx, ns, mode.kinds())
 
 		begin := time.Now()
+		cpu := startCPUWatch(kq)
 		kinds := mode.kinds()
 		for i := range jobs {
 			kind := kinds[i%len(kinds)]
@@ -472,7 +474,8 @@ func kueueSpecs(mode kueueMode) {
 			g.Expect(w.err()).NotTo(HaveOccurred())
 			g.Expect(w.succeeded()).To(Equal(jobs))
 		}).WithTimeout(15 * time.Minute).WithPolling(time.Second).Should(Succeed())
-		GinkgoWriter.Printf("e2e: %d Kueue jobs succeeded in %s\n", jobs, time.Since(begin).Round(100*time.Millisecond))
+		GinkgoWriter.Printf("e2e: %d Kueue jobs (%s integration) succeeded in %s%s\n", jobs, mode,
+			time.Since(begin).Round(100*time.Millisecond), cpu.perJob(jobs))
 		Expect(w.violations()).To(BeEmpty())
 		// The watches saw what they judge: every job queued suspended, every pod.
 		Expect(w.queuedSuspended()).To(Equal(jobs))
@@ -975,4 +978,38 @@ func waitFreeGPUs(ctx context.Context, n int64) {
 		}
 		g.Expect(free).To(BeNumerically(">=", n), "free GPUs")
 	}).Should(Succeed())
+}
+
+// cpuWatch reads the CPU time the operator and Kueue spend over a spec
+// (local mode only); a measurement reported, never asserted.
+type cpuWatch struct {
+	pids  [2]int
+	start [2]float64
+}
+
+func startCPUWatch(kq *kueueProcess) *cpuWatch {
+	if kq == nil || operator == nil {
+		return nil
+	}
+	w := &cpuWatch{pids: [2]int{operator.Pid(), kq.proc.Pid()}}
+	for i, pid := range w.pids {
+		w.start[i], _ = childproc.CPUSeconds(pid)
+	}
+	return w
+}
+
+// perJob is ", CPU per job: operator X ms, Kueue Y ms", or "".
+func (w *cpuWatch) perJob(jobs int) string {
+	if w == nil {
+		return ""
+	}
+	var ms [2]float64
+	for i, pid := range w.pids {
+		now, err := childproc.CPUSeconds(pid)
+		if err != nil {
+			return ""
+		}
+		ms[i] = (now - w.start[i]) * 1000 / float64(jobs)
+	}
+	return fmt.Sprintf(", CPU per job: operator %.1f ms, Kueue %.1f ms, both %.1f ms", ms[0], ms[1], ms[0]+ms[1])
 }
