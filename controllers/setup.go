@@ -97,7 +97,7 @@ func Setup(mgr ctrl.Manager, cfg *configv1alpha1.Configuration, all []kinds.Kind
 	}
 	if kueueSettings != nil {
 		if err := kueue.Setup(mgr, queued, kueueSettings, events.Recorder(kueueEventSource)); err != nil {
-			return fmt.Errorf("Kueue integration: %w", err)
+			return fmt.Errorf("the Kueue integration: %w", err)
 		}
 	}
 	return nil

@@ -73,16 +73,16 @@ func LoadSettings(path string) (*Settings, error) {
 	} else {
 		data, err := os.ReadFile(path)
 		if err != nil {
-			return nil, fmt.Errorf("Kueue configuration: %w", err)
+			return nil, fmt.Errorf("reading Kueue's configuration: %w", err)
 		}
 		codecs := serializer.NewCodecFactory(scheme, serializer.EnableStrict)
 		if err := runtime.DecodeInto(codecs.UniversalDecoder(kueueconfig.GroupVersion), data, &cfg); err != nil {
-			return nil, fmt.Errorf("Kueue configuration %q: %w", path, err)
+			return nil, fmt.Errorf("the Kueue configuration %q: %w", path, err)
 		}
 	}
 	if len(cfg.FeatureGates) > 0 {
 		if err := utilfeature.DefaultMutableFeatureGate.SetFromMap(cfg.FeatureGates); err != nil {
-			return nil, fmt.Errorf("Kueue configuration %q: featureGates: %w", path, err)
+			return nil, fmt.Errorf("the Kueue configuration %q: featureGates: %w", path, err)
 		}
 	}
 	s := &Settings{cfg: cfg, path: path, builtin: map[string]bool{}, external: map[string]bool{}}
@@ -90,7 +90,7 @@ func LoadSettings(path string) (*Settings, error) {
 	if cfg.ManagedJobsNamespaceSelector != nil {
 		sel, err := metav1.LabelSelectorAsSelector(cfg.ManagedJobsNamespaceSelector)
 		if err != nil {
-			return nil, fmt.Errorf("Kueue configuration %q: managedJobsNamespaceSelector: %w", path, err)
+			return nil, fmt.Errorf("the Kueue configuration %q: managedJobsNamespaceSelector: %w", path, err)
 		}
 		s.ManagedJobsNamespaceSelector = sel
 	}
