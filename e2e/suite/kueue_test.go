@@ -834,6 +834,25 @@ func operatorOnlySpecs(kqOf func() *kueueProcess, mode kueueMode, flavor string)
 		Expect(w.violations()).To(BeEmpty())
 	})
 
+	It("gives the quota of succeeded replicas back while the rest of the job runs", func(ctx SpecContext) {
+		ns := kueueQueues(ctx, "reclaim", flavor, 3)
+		job := kueueJob(pytorch, ns, "reclaim", 3, nil)
+		testjobs.ReplicaSpecs(job)[kubeflowv1.PyTorchJobReplicaTypeWorker].Template.Annotations = exitAfter(0, "1s")
+		Expect(k8s.Create(ctx, job)).To(Succeed())
+		Eventually(ctx, func(g Gomega) {
+			wl, err := workloadOf(ctx, pytorch, ns, "reclaim")
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(nested(wl, "status", "reclaimablePods")).To(ConsistOf(And(
+				HaveKeyWithValue("name", "worker"), HaveKeyWithValue("count", BeNumerically("==", 2)))))
+		}).Should(Succeed())
+		st, err := jobStatus(ctx, pytorch, ns, "reclaim")
+		Expect(err).NotTo(HaveOccurred())
+		Expect(isTrue(st, kubeflowv1.JobSucceeded)).To(BeFalse(), "the master still runs")
+		finishPods(ctx, ns, "reclaim", 0)
+		waitFor(ctx, pytorch, ns, "reclaim", kubeflowv1.JobSucceeded)
+		waitWorkload(ctx, pytorch, ns, "reclaim", "Finished")
+	})
+
 	Describe("topology-aware scheduling", Ordered, func() {
 		const tasFlavor, topology = "e2e-tas", "e2e-topology"
 		BeforeAll(func(ctx SpecContext) {
