@@ -299,9 +299,14 @@ func (p *kueueProcess) stop() {
 
 // stopAll stops Kueue and, if it ran in operator mode or a restart left
 // none, brings the suite's operator back to its default configuration.
+// Only the first parallel process runs the operator (and the Serial
+// operator-mode specs); on the others there is none to restore.
 func (p *kueueProcess) stopAll(ctx context.Context) {
 	p.unregisterWebhooks(ctx)
 	p.stop()
+	if operator == nil {
+		return
+	}
 	if p.mode.operator || operator.Exited() {
 		p.mode = kueueBuiltin
 		p.restartOperator(ctx)
