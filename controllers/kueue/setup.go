@@ -36,7 +36,7 @@ import (
 // stops it on eviction, reports PodsReady and reclaimable pods, and
 // finishes the Workload with the job. A kind that Kueue's configuration
 // also has Kueue's own integration manage is left to Kueue (one Workload
-// per job, one starter), and its queued jobs are told so (Conflicts).
+// per job, one starter), and its queued jobs are told so (conflict.go).
 func Setup(mgr ctrl.Manager, newJobs []func() kubeflowv1.Job, settings *Settings, rec record.EventRecorder) error {
 	log := ctrl.Log.WithName("kueue")
 	c := finishedFromAPI{Client: mgr.GetClient(), api: mgr.GetAPIReader()}
@@ -83,7 +83,7 @@ func noQueueCache(c client.Client) *schdcache.Cache {
 // the informer cache: the cache keeps finished jobs without their pod
 // templates (engine.CacheOptions), and jobframework compares the job's
 // pod sets with its Workload's, then deletes a Workload that does not
-// match. A job finishes once, so this costs a read or two per job.
+// match. Only passes over finished jobs pay it: a few reads per job.
 type finishedFromAPI struct {
 	client.Client
 	api client.Reader
