@@ -206,6 +206,21 @@ func waitWorkload(ctx context.Context, kind, ns, job, t string) *unstructured.Un
 	return wl
 }
 
+// waitPending waits until Kueue has tried the job's Workload and left it
+// pending (QuotaReserved False, reason Pending).
+func waitPending(ctx context.Context, kind, ns, job string) *unstructured.Unstructured {
+	var wl *unstructured.Unstructured
+	Eventually(ctx, func(g Gomega) {
+		var err error
+		wl, err = workloadOf(ctx, kind, ns, job)
+		g.Expect(err).NotTo(HaveOccurred())
+		status, reason := kueueConditionReason(wl, "QuotaReserved")
+		g.Expect(status).To(Equal("False"))
+		g.Expect(reason).To(Equal("Pending"))
+	}).Should(Succeed())
+	return wl
+}
+
 // getJob reads a job of any kind as a typed object.
 func getJob(ctx context.Context, kind, ns, name string) (client.Object, error) {
 	obj, err := k8s.Scheme().New(jobGVK(kind))
@@ -383,13 +398,7 @@ func kueueSpecs(mode kueueMode) {
 		waitFor(ctx, pytorch, ns, "first", kubeflowv1.JobRunning)
 
 		Expect(k8s.Create(ctx, kueueJob(pytorch, ns, "second", 2, exitAfter(0, "1s")))).To(Succeed())
-		Eventually(ctx, func(g Gomega) {
-			wl, err := workloadOf(ctx, pytorch, ns, "second")
-			g.Expect(err).NotTo(HaveOccurred())
-			status, reason := kueueConditionReason(wl, "QuotaReserved")
-			g.Expect(status).To(Equal("False"))
-			g.Expect(reason).To(Equal("Pending"))
-		}).Should(Succeed())
+		waitPending(ctx, pytorch, ns, "second")
 		expectSuspendedWithoutPods(ctx, pytorch, ns, "second")
 
 		finishPods(ctx, ns, "first", 0)
@@ -761,13 +770,7 @@ func operatorOnlySpecs(kqOf func() *kueueProcess, mode kueueMode, flavor string)
 		Expect(k8s.Create(ctx, kueueJob(pytorch, ns, "running", 3, nil))).To(Succeed())
 		waitFor(ctx, pytorch, ns, "running", kubeflowv1.JobRunning)
 		Expect(k8s.Create(ctx, kueueJob(pytorch, ns, "queued", 3, exitAfter(0, "1s")))).To(Succeed())
-		Eventually(ctx, func(g Gomega) {
-			wl, err := workloadOf(ctx, pytorch, ns, "queued")
-			g.Expect(err).NotTo(HaveOccurred())
-			status, reason := kueueConditionReason(wl, "QuotaReserved")
-			g.Expect(status).To(Equal("False"))
-			g.Expect(reason).To(Equal("Pending"))
-		}).Should(Succeed())
+		waitPending(ctx, pytorch, ns, "queued")
 		running, err := workloadOf(ctx, pytorch, ns, "running")
 		Expect(err).NotTo(HaveOccurred())
 		queued, err := workloadOf(ctx, pytorch, ns, "queued")
