@@ -112,8 +112,7 @@ func LoadSettings(path string) (*Settings, error) {
 // mpi-operator's v2beta1 MPIJob, another resource than v1's: it never
 // manages ours.
 func (s *Settings) BuiltinManages(kind string) bool {
-	k := strings.ToLower(kind)
-	return k != "mpijob" && s.builtin[k]
+	return !strings.EqualFold(kind, kubeflowv1.MPIJobKind) && s.builtin[strings.ToLower(kind)]
 }
 
 // ListedExternal reports whether Kueue's configuration lists kind as an
