@@ -43,13 +43,17 @@ const ConditionKueueIntegrationConflict kubeflowv1.JobConditionType = "KueueInte
 
 // conflictMessage tells what is wrong and how to fix it.
 func conflictMessage(kind string) string {
-	return fmt.Sprintf("Kueue's integrations.frameworks lists %s/%s while this operator runs with --kueue-integration=operator: "+
-		"Kueue's own integration manages this job. Remove %s/%s from integrations.frameworks and list %s in integrations.externalFrameworks, "+
+	return fmt.Sprintf("Kueue's integrations.frameworks lists %s while this operator runs with --kueue-integration=operator: "+
+		"Kueue's own integration manages this job. Remove %s from integrations.frameworks and list %s in integrations.externalFrameworks, "+
 		"or run the operator with --kueue-integration=builtin",
-		kubeflowv1.GroupVersion.Group, lower(kind), kubeflowv1.GroupVersion.Group, lower(kind), ExternalFramework(kind))
+		builtinFramework(kind), builtinFramework(kind), ExternalFramework(kind))
 }
 
-func lower(kind string) string { return strings.ToLower(kind) }
+// builtinFramework is the integrations.frameworks entry of Kueue's own
+// integration of a kind, e.g. kubeflow.org/pytorchjob.
+func builtinFramework(kind string) string {
+	return kubeflowv1.GroupVersion.Group + "/" + strings.ToLower(kind)
+}
 
 // conflicts marks the queued jobs of a kind both integrations would manage.
 type conflicts struct {
@@ -62,7 +66,7 @@ func setupConflicts(mgr ctrl.Manager, newJob func() kubeflowv1.Job, rec record.E
 	r := &conflicts{client: mgr.GetClient(), newJob: newJob, rec: rec}
 	queued := predicate.NewPredicateFuncs(func(o client.Object) bool { return jobframework.QueueNameForObject(o) != "" })
 	return ctrl.NewControllerManagedBy(mgr).
-		Named(lower(newJob().KindInfo().Kind)+"-kueue-conflict").
+		Named(strings.ToLower(newJob().KindInfo().Kind)+"-kueue-conflict").
 		For(newJob(), builder.WithPredicates(queued)).
 		Complete(r)
 }

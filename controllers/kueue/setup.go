@@ -45,7 +45,7 @@ func Setup(mgr ctrl.Manager, newJobs []func() kubeflowv1.Job, settings *Settings
 		if settings.BuiltinManages(kind) {
 			log.Error(nil, "Kueue's configuration has Kueue's own integration manage this kind too (integrations.frameworks); "+
 				"its queued jobs are left to it and marked with a KueueIntegrationConflict condition",
-				"kind", kind, "framework", kubeflowv1.GroupVersion.Group+"/"+lower(kind))
+				"kind", kind, "framework", builtinFramework(kind))
 			if err := setupConflicts(mgr, newJob, rec); err != nil {
 				return fmt.Errorf("%s: %w", kind, err)
 			}
