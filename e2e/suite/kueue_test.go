@@ -795,8 +795,11 @@ func operatorOnlySpecs(kqOf func() *kueueProcess, mode kueueMode, flavor string)
 		waitFor(ctx, pytorch, ns, "queued", kubeflowv1.JobSucceeded)
 		wl = waitWorkload(ctx, pytorch, ns, "queued", "Finished")
 		Expect(wl.GetUID()).To(Equal(queued.GetUID()), "the queued job was requeued with a new Workload")
-		Expect(jobEvents(ctx, ns, "queued", "Started")).To(ContainElement(HaveField("Source.Component", "training-operator-kueue")),
-			"the queued job was started by the operator's integration")
+		// Events are written asynchronously.
+		Eventually(ctx, func(g Gomega) {
+			g.Expect(jobEvents(ctx, ns, "queued", "Started")).To(ContainElement(HaveField("Source.Component", "training-operator-kueue")),
+				"the queued job was started by the operator's integration")
+		}).Should(Succeed())
 		Expect(w.err()).NotTo(HaveOccurred())
 		Expect(w.violations()).To(BeEmpty())
 	})
@@ -825,6 +828,11 @@ func operatorOnlySpecs(kqOf func() *kueueProcess, mode kueueMode, flavor string)
 		waitWorkload(ctx, pytorch, ns, "both", "Finished")
 		waitFor(ctx, kubeflowv1.MPIJobKind, ns, "mpi", kubeflowv1.JobSucceeded)
 		waitWorkload(ctx, kubeflowv1.MPIJobKind, ns, "mpi", "Finished")
+		// Kueue's recorder writes its events asynchronously: wait for its
+		// Started before judging who started the job.
+		Eventually(ctx, func(g Gomega) {
+			g.Expect(jobEvents(ctx, ns, "both", "Started")).To(ContainElement(HaveField("Source.Component", Not(Equal("training-operator-kueue")))))
+		}).Should(Succeed())
 		Expect(jobEvents(ctx, ns, "both", "Started")).To(HaveEach(HaveField("Source.Component", Not(Equal("training-operator-kueue")))),
 			"the operator's integration started a job Kueue's own manages")
 		Expect(jobEvents(ctx, ns, "mpi", string(kueueConflictCondition))).To(BeEmpty())
