@@ -158,7 +158,7 @@ e2e-kind: ## End-to-end suite on a kind cluster with the Helm chart (needs Docke
 	hack/e2e-kind.sh
 
 .PHONY: bench
-bench: controlplane build ## Benchmarks against the performance targets; direct connections, counts from the operator's metrics (BENCH_ARGS="--full", "--scenarios burst,restart", "--compare A B", "--cpu-profile", "--proxy", ...).
+bench: controlplane-kueue build ## Benchmarks against the performance targets (the kueue scenarios run Kueue); direct connections, counts from the operator's metrics (BENCH_ARGS="--full", "--scenarios burst,restart", "--compare A B", "--cpu-profile", "--proxy", ...).
 	hack/bench.sh $(BENCH_ARGS)
 
 .PHONY: chaos-quick

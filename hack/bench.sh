@@ -14,6 +14,7 @@
 #   hack/bench.sh --full --scenarios raw-client-500,burst-500 --repeat 3   # median of 3 pairs
 #   hack/bench.sh --scenarios burst --cpu-profile   # run-*/burst-50.cpu.pb.gz (go tool pprof -top)
 #   hack/bench.sh --scenarios burst --proxy         # + requests by verb and resource
+#   hack/bench.sh --full --scenarios kueue          # 500 jobs through one Kueue queue, Kueue's integration then ours
 # Results: _output/bench/<timestamp>/{report.md,report.json,run-*/operator.log}.
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -53,59 +53,66 @@ func trackedBurst(n int) scenario {
 // (if not nil) before it is created.
 func burstOf(name string, n int, mutate func(*kubeflowv1.PyTorchJob)) scenario {
 	return scenario{name: name, run: func(ctx context.Context, e *env, res *Result) error {
-		ns := res.Scenario
-		if err := e.createNamespace(ctx, ns); err != nil {
+		if err := e.createNamespace(ctx, res.Scenario); err != nil {
 			return err
 		}
-		jobs := make([]*kubeflowv1.PyTorchJob, n)
-		for i := range jobs {
-			jobs[i] = jobTemplate(fmt.Sprintf("job-%05d", i), ns, 3, e.sizes.podRuntime)
-			if mutate != nil {
-				mutate(jobs[i])
-			}
-		}
-		res.Jobs, res.Pods = n, 4*n
-
-		lease, err := e.watchLease(ctx, operatorNamespace)
-		if err != nil {
-			return err
-		}
-		hooksBefore := e.operator.webhookHistogram(ctx)
-		start := time.Now()
-		keys := make([]types.NamespacedName, n)
-		creates := make([]time.Duration, n)
-		err = parallelDo(n, createParallelism, func(i int) error {
-			keys[i] = client.ObjectKeyFromObject(jobs[i])
-			t := time.Now()
-			err := e.createJob(ctx, jobs[i])
-			creates[i] = time.Since(t)
-			return err
-		})
-		sent := time.Since(start)
-		hooks := e.operator.webhookHistogram(ctx).since(hooksBefore)
-		if err != nil {
-			lease.intervals()
-			return err
-		}
-		waitErr := e.waitJobs(ctx, keys, jobGoal{pods: 4, services: 4, running: true, succeeded: true},
-			e.sizes.podRuntime+time.Minute+time.Duration(n)*time.Second)
-		st := e.jobStats(keys)
-		allPods := sinceSeconds(start, st.lastPod)
-		res.creationFrom, res.creationTo = start, latest(st.lastPod, st.lastService)
-		res.Metrics = []Metric{
-			{"create requests sent", sent.Seconds(), "s"},
-			{"all pods created", allPods, "s"},
-			{"all services created", sinceSeconds(start, st.lastService), "s"},
-			{"all pods and services created", max(allPods, sinceSeconds(start, st.lastService)), "s"},
-			{"all jobs Running", sinceSeconds(start, st.lastRunning), "s"},
-			{"all jobs Succeeded", sinceSeconds(start, st.lastOK), "s"},
-		}
-		if allPods > 0 {
-			res.Metrics = append(res.Metrics, Metric{"pod creation rate", float64(4*n) / allPods, "pods/s"})
-		}
-		res.Metrics = append(res.Metrics, latencyMetrics("create→all pods", st.toPods)...)
-		res.Metrics = append(res.Metrics, latencyMetrics("create→Running", st.toRunning)...)
-		res.Metrics = append(res.Metrics, dutyMetrics(creates, hooks, lease.intervals())...)
-		return waitErr
+		return burstJobs(ctx, e, res, n, mutate)
 	}}
+}
+
+// burstJobs creates n 1+3 PyTorchJobs, each changed by mutate (if not nil),
+// in the scenario's namespace at once and measures until all pods exist,
+// all jobs are Running and all have Succeeded.
+func burstJobs(ctx context.Context, e *env, res *Result, n int, mutate func(*kubeflowv1.PyTorchJob)) error {
+	ns := res.Scenario
+	jobs := make([]*kubeflowv1.PyTorchJob, n)
+	for i := range jobs {
+		jobs[i] = jobTemplate(fmt.Sprintf("job-%05d", i), ns, 3, e.sizes.podRuntime)
+		if mutate != nil {
+			mutate(jobs[i])
+		}
+	}
+	res.Jobs, res.Pods = n, 4*n
+
+	lease, err := e.watchLease(ctx, operatorNamespace)
+	if err != nil {
+		return err
+	}
+	hooksBefore := e.operator.webhookHistogram(ctx)
+	start := time.Now()
+	keys := make([]types.NamespacedName, n)
+	creates := make([]time.Duration, n)
+	err = parallelDo(n, createParallelism, func(i int) error {
+		keys[i] = client.ObjectKeyFromObject(jobs[i])
+		t := time.Now()
+		err := e.createJob(ctx, jobs[i])
+		creates[i] = time.Since(t)
+		return err
+	})
+	sent := time.Since(start)
+	hooks := e.operator.webhookHistogram(ctx).since(hooksBefore)
+	if err != nil {
+		lease.intervals()
+		return err
+	}
+	waitErr := e.waitJobs(ctx, keys, jobGoal{pods: 4, services: 4, running: true, succeeded: true},
+		e.sizes.podRuntime+time.Minute+time.Duration(n)*time.Second)
+	st := e.jobStats(keys)
+	allPods := sinceSeconds(start, st.lastPod)
+	res.creationFrom, res.creationTo = start, latest(st.lastPod, st.lastService)
+	res.Metrics = []Metric{
+		{"create requests sent", sent.Seconds(), "s"},
+		{"all pods created", allPods, "s"},
+		{"all services created", sinceSeconds(start, st.lastService), "s"},
+		{"all pods and services created", max(allPods, sinceSeconds(start, st.lastService)), "s"},
+		{"all jobs Running", sinceSeconds(start, st.lastRunning), "s"},
+		{"all jobs Succeeded", sinceSeconds(start, st.lastOK), "s"},
+	}
+	if allPods > 0 {
+		res.Metrics = append(res.Metrics, Metric{"pod creation rate", float64(4*n) / allPods, "pods/s"})
+	}
+	res.Metrics = append(res.Metrics, latencyMetrics("create→all pods", st.toPods)...)
+	res.Metrics = append(res.Metrics, latencyMetrics("create→Running", st.toRunning)...)
+	res.Metrics = append(res.Metrics, dutyMetrics(creates, hooks, lease.intervals())...)
+	return waitErr
 }

@@ -62,6 +62,8 @@ type env struct {
 	tracker          *tracker
 	cpu              *cpuSampler
 	sizes            sizes
+	// kueue is Kueue as the kueue scenarios run it (nil before the first).
+	kueue *kueueRunner
 }
 
 // settle is how long a scenario's measurement window stays open after its
@@ -152,9 +154,19 @@ func setupEnv(ctx context.Context, o options, bin, dir string) (*env, func(), er
 // pids are the processes whose CPU the bench accounts: the control plane's,
 // the operator's and its own.
 func (e *env) pids() map[string]int {
-	pids := e.cluster.PIDs()
+	pids := e.controlPlanePIDs()
 	pids[operatorProcess] = e.operator.pid()
 	pids[benchProcess] = os.Getpid()
+	return pids
+}
+
+// controlPlanePIDs are the control plane's processes, with Kueue while a
+// kueue scenario runs it.
+func (e *env) controlPlanePIDs() map[string]int {
+	pids := e.cluster.PIDs()
+	if e.kueue != nil && e.kueue.proc != nil && !e.kueue.proc.Exited() {
+		pids[kueueProcess] = e.kueue.proc.Pid()
+	}
 	return pids
 }
 
@@ -182,7 +194,7 @@ func (e *env) begin(ctx context.Context) *window {
 	}
 	w.cpu, _ = e.operator.totalCPUSeconds()
 	w.hwmOK = e.operator.resetPeakRSS()
-	w.start, w.cp = time.Now(), snapshotCPU(e.cluster.PIDs())
+	w.start, w.cp = time.Now(), snapshotCPU(e.controlPlanePIDs())
 	w.bench, _ = processCPUSeconds(os.Getpid())
 	return w
 }
@@ -223,7 +235,7 @@ func (w *window) end(ctx context.Context, res *Result) {
 		res.Footprint.RSSMiB, res.Footprint.PeakRSSMiB = m.rss, m.hwm
 		res.Footprint.RSSAnonMiB, res.Footprint.RSSFileMiB = m.anon, m.file
 	}
-	res.Footprint.ControlPlaneCPUSeconds = snapshotCPU(e.cluster.PIDs()).since(w.cp)
+	res.Footprint.ControlPlaneCPUSeconds = snapshotCPU(e.controlPlanePIDs()).since(w.cp)
 	if bench, err := processCPUSeconds(os.Getpid()); err == nil {
 		res.Footprint.BenchCPUSeconds = bench - w.bench
 	}

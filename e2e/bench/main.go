@@ -51,6 +51,7 @@ import (
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	kubeflowv1 "github.com/seed-d8a409e9/training-operator/apis/kubeflow.org/v1"
+	"github.com/seed-d8a409e9/training-operator/e2e/kueueproc"
 	"github.com/seed-d8a409e9/training-operator/test/util"
 )
 
@@ -77,13 +78,15 @@ type sizes struct {
 	// listCostPods pods are listed by the list-cost scenario.
 	listCostPods int
 	podRuntime   time.Duration
+	// kueueJobs jobs go through one Kueue queue in each integration mode.
+	kueueJobs int
 }
 
 var (
 	quickSizes = sizes{nodes: 20, burst: []int{50}, bigJobWorkers: 199, steadyRate: 5, steadyFor: 20 * time.Second,
-		restartFinished: 200, restartRunning: 20, listCostPods: 2000, podRuntime: 10 * time.Second}
+		restartFinished: 200, restartRunning: 20, listCostPods: 2000, podRuntime: 10 * time.Second, kueueJobs: 50}
 	fullSizes = sizes{nodes: 100, burst: []int{100, 500}, bigJobWorkers: 999, steadyRate: 10, steadyFor: time.Minute, retainedJobs: 5000,
-		restartFinished: 5000, restartRunning: 200, listCostPods: 20000, podRuntime: 10 * time.Second}
+		restartFinished: 5000, restartRunning: 200, listCostPods: 20000, podRuntime: 10 * time.Second, kueueJobs: 500}
 )
 
 type options struct {
@@ -108,6 +111,10 @@ type options struct {
 type scenario struct {
 	name string
 	run  func(ctx context.Context, e *env, res *Result) error
+	// before and after, when set, run outside the measurement window (e.g.
+	// to start and stop a process the scenario needs); after runs even
+	// when before or run failed, and may add figures to res.
+	before, after func(ctx context.Context, e *env, res *Result) error
 }
 
 // repetition names the r-th run of s: "burst-500", "burst-500-r2", ... (the
@@ -143,7 +150,7 @@ func parseFlags() (options, error) {
 		quick   = flag.Bool("quick", false, "small sizes finishing in a few minutes (the default)")
 		bin     = flag.String("operator", "bin/manager", "operator binary under test")
 		compare = flag.Bool("compare", false, "benchmark the two operator binaries given as arguments (A B) one after the other and print B/A ratios")
-		only    = flag.String("scenarios", "", "comma-separated scenario name prefixes to run (raw,burst,burst-tracked,bigjob,steady,request-cost,list-cost,retained,restart-policy,restart); "+
+		only    = flag.String("scenarios", "", "comma-separated scenario name prefixes to run (raw,burst,burst-tracked,bigjob,steady,request-cost,list-cost,retained,restart-policy,kueue,restart); "+
 			"default all; restart picks the operator's restart, not restart-policy")
 		runtime  = flag.Duration("pod-runtime", 0, "how long KWOK keeps each pod Running before it succeeds (default 10s)")
 		restarts = flag.Int("restart-jobs", 0, "finished jobs in the restart scenario, with one running job per 25 (default 200, 5,000 with --full)")
@@ -240,6 +247,8 @@ func (o options) scenarios() []scenario {
 		list = append(list, retained(sz.retainedJobs))
 	}
 	list = append(list, restartPolicy(restartPolicyReplicas))
+	// Kueue's own integration, then the operator's, with the same jobs.
+	pairs(kueueBurst(kueueproc.Builtin, sz.kueueJobs), kueueBurst(kueueproc.Operator, sz.kueueJobs))
 	// Last: the operator it restarts serves no later scenario.
 	list = append(list, restart(sz.restartFinished, sz.restartRunning))
 	if o.only == nil {
@@ -333,25 +342,17 @@ func benchOperator(ctx context.Context, o options, bin, label, dir string) *Run 
 	for i, s := range list {
 		log.Printf("%s: scenario %s", label, s.name)
 		res := &Result{Scenario: s.name}
-		var prof *cpuProfile
-		// The raw client's scenarios stop the operator (SIGSTOP): nothing to profile.
-		if o.cpuProfile && !strings.HasPrefix(s.name, "raw-client") {
-			prof = e.operator.profileCPU(ctx)
-		}
-		w := e.begin(ctx)
-		if err := s.run(ctx, e, res); err != nil {
-			res.Error = err.Error()
-		}
-		time.Sleep(settle)
-		w.end(ctx, res)
-		if prof != nil {
-			if err := prof.save(filepath.Join(dir, s.name+".cpu.pb.gz")); err != nil {
-				log.Printf("%s: CPU profile: %v", label, err)
+		if s.before != nil {
+			if err := s.before(ctx, e, res); err != nil {
+				res.Error = err.Error()
 			}
 		}
-		if o.heapProfile {
-			if err := e.operator.saveHeapProfile(ctx, filepath.Join(dir, s.name+".heap.pb.gz")); err != nil {
-				log.Printf("%s: heap profile: %v", label, err)
+		if res.Error == "" {
+			measure(ctx, o, e, s, res, label, dir)
+		}
+		if s.after != nil {
+			if err := s.after(ctx, e, res); err != nil {
+				res.Error = joinErr(res.Error, err.Error())
 			}
 		}
 		r.Results = append(r.Results, res)
@@ -379,6 +380,32 @@ func benchOperator(ctx context.Context, o options, bin, label, dir string) *Run 
 	}
 	r.Targets = targets(r)
 	return r
+}
+
+// measure runs one scenario inside a measurement window, with the
+// profiles asked for.
+func measure(ctx context.Context, o options, e *env, s scenario, res *Result, label, dir string) {
+	var prof *cpuProfile
+	// The raw client's scenarios stop the operator (SIGSTOP): nothing to profile.
+	if o.cpuProfile && !strings.HasPrefix(s.name, "raw-client") {
+		prof = e.operator.profileCPU(ctx)
+	}
+	w := e.begin(ctx)
+	if err := s.run(ctx, e, res); err != nil {
+		res.Error = err.Error()
+	}
+	time.Sleep(settle)
+	w.end(ctx, res)
+	if prof != nil {
+		if err := prof.save(filepath.Join(dir, s.name+".cpu.pb.gz")); err != nil {
+			log.Printf("%s: CPU profile: %v", label, err)
+		}
+	}
+	if o.heapProfile {
+		if err := e.operator.saveHeapProfile(ctx, filepath.Join(dir, s.name+".heap.pb.gz")); err != nil {
+			log.Printf("%s: heap profile: %v", label, err)
+		}
+	}
 }
 
 func errSuffix(err string) string {

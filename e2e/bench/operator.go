@@ -24,6 +24,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -47,8 +48,10 @@ const defaultOperatorArgs = "--config={config}"
 // restart replaces the process with a new one (same binary, same arguments,
 // same ports); the accessors always use the current process.
 type operator struct {
-	bin         string
-	args        []string
+	bin  string
+	args []string
+	// baseArgs are the arguments it was started with; restartWith adds to them.
+	baseArgs    []string
 	env         []string
 	logPath     string
 	metricsAddr string
@@ -105,6 +108,7 @@ func startOperator(ctx context.Context, bin, extraArgs, dir string, api *rest.Co
 	for _, a := range strings.Fields(extraArgs) {
 		o.args = append(o.args, expand.Replace(a))
 	}
+	o.baseArgs = slices.Clone(o.args)
 	if err := o.spawn(); err != nil {
 		return nil, err
 	}
@@ -167,6 +171,14 @@ func (o *operator) restart(ctx context.Context) (started time.Time, ready time.D
 		return p.Started(), 0, err
 	}
 	return p.Started(), time.Since(p.Started()), nil
+}
+
+// restartWith restarts the operator with its starting arguments plus extra
+// (none: back to the starting arguments) and waits until it is ready.
+func (o *operator) restartWith(ctx context.Context, extra ...string) error {
+	o.args = append(slices.Clone(o.baseArgs), extra...)
+	_, _, err := o.restart(ctx)
+	return err
 }
 
 // operatorConfig is the Configuration for this repository's operator.

@@ -17,6 +17,7 @@ limitations under the License.
 package main
 
 import (
+	"fmt"
 	"math"
 	"net/http/httptest"
 	"slices"
@@ -413,11 +414,11 @@ func TestScenarioLists(t *testing.T) {
 	}
 	quick := names(options{sizes: quickSizes, repeat: 1})
 	if want := []string{"raw-client-50x4", "burst-50", "burst-tracked-50", "raw-client-1x200", "bigjob-200", "steady-5ps-20s",
-		"request-cost-50", "list-cost-2000", "restart-policy-128", "restart-200"}; !slices.Equal(quick, want) {
+		"request-cost-50", "list-cost-2000", "restart-policy-128", "kueue-builtin-50", "kueue-operator-50", "restart-200"}; !slices.Equal(quick, want) {
 		t.Errorf("quick scenarios = %v, want %v", quick, want)
 	}
 	full := names(options{sizes: fullSizes, repeat: 1})
-	if last := full[len(full)-3:]; !slices.Equal(last, []string{"retained-5000", "restart-policy-128", "restart-5000"}) {
+	if last := full[len(full)-5:]; !slices.Equal(last, []string{"retained-5000", "restart-policy-128", "kueue-builtin-500", "kueue-operator-500", "restart-5000"}) {
 		t.Errorf("full scenarios end with %v", last)
 	}
 	if !slices.Contains(full, "burst-tracked-500") {
@@ -431,6 +432,7 @@ func TestScenarioLists(t *testing.T) {
 		"restart-policy": {"restart-policy-128"},
 		"burst":          {"burst-50", "burst-tracked-50"},
 		"burst-tracked":  {"burst-tracked-50"},
+		"kueue":          {"kueue-builtin-50", "kueue-operator-50"},
 	} {
 		if got := names(options{sizes: quickSizes, repeat: 1, only: map[string]bool{only: true}}); !slices.Equal(got, want) {
 			t.Errorf("--scenarios %s = %v, want %v", only, got, want)
@@ -520,5 +522,29 @@ controller_runtime_webhook_latency_seconds_bucket{webhook="/b",le="+Inf"} 100
 	}
 	if d := h.since(h); d.count() != 0 || !math.IsNaN(d.quantile(0.99)) {
 		t.Errorf("an empty difference: count %v, p99 %v", d.count(), d.quantile(0.99))
+	}
+}
+
+func TestKueueTargetsCompareTheModesOfOneRepetition(t *testing.T) {
+	result := func(name string, totalCPU, p99 float64) *Result {
+		return &Result{Scenario: name, Jobs: 500, Metrics: []Metric{
+			{kueueTotalCPUMetric, totalCPU, "ms"}, {"create→Running p99", p99, "s"}}}
+	}
+	run := &Run{Results: []*Result{
+		result("kueue-builtin-500", 100, 20), result("kueue-operator-500", 105, 21),
+		result("kueue-builtin-500-r2", 100, 20), result("kueue-operator-500-r2", 120, 19),
+	}}
+	var got []string
+	for _, tg := range targets(run) {
+		got = append(got, fmt.Sprintf("%s %.2f %s %v", tg.Figure, tg.Value, tg.Goal, tg.Met))
+	}
+	want := []string{
+		"kueue-operator-500: operator + Kueue CPU / job vs kueue-builtin-500 (105.0 ms vs 100.0 ms) 1.05 <= 1.10 true",
+		"kueue-operator-500: create→Running p99 vs kueue-builtin-500 (21.0 s vs 20.0 s) 1.05 <= 1.00 false",
+		"kueue-operator-500-r2: operator + Kueue CPU / job vs kueue-builtin-500-r2 (120.0 ms vs 100.0 ms) 1.20 <= 1.10 false",
+		"kueue-operator-500-r2: create→Running p99 vs kueue-builtin-500-r2 (19.0 s vs 20.0 s) 0.95 <= 1.00 true",
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("targets (-want +got):\n%s", diff)
 	}
 }

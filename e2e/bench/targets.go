@@ -53,6 +53,9 @@ const (
 	// A whole-job restart's failure → all new pods created, over a fresh
 	// identical job's create → all pods created.
 	restartPolicyRatioGoal = 1.2
+	// Operator + Kueue CPU per job with the operator's integration, over
+	// the same with Kueue's own (issue 45: the work moves, it must not grow).
+	kueueCPURatioGoal = 1.1
 )
 
 // targets evaluates the issue's targets on the scenarios of one run that
@@ -141,6 +144,7 @@ func targets(run *Run) []Target {
 				ratio(base, t, atMostRatio)
 			}
 		}
+		out = append(out, kueueTargets(res, byName)...)
 		if strings.HasPrefix(res.Scenario, "retained-") {
 			rss := res.Footprint.PeakRSSMiB
 			out = append(out, Target{Figure: res.Scenario + ": operator peak RSS (MiB)", Value: rss,

@@ -26,11 +26,12 @@ import (
 	kubeflowv1 "github.com/seed-d8a409e9/training-operator/apis/kubeflow.org/v1"
 	"github.com/seed-d8a409e9/training-operator/e2e/childproc"
 	"github.com/seed-d8a409e9/training-operator/e2e/cluster"
+	"github.com/seed-d8a409e9/training-operator/e2e/kueueproc"
 	"github.com/seed-d8a409e9/training-operator/test/testjobs"
 )
 
 const (
-	kueueQueueLabel    = "kueue.x-k8s.io/queue-name"
+	kueueQueueLabel    = kueueproc.QueueLabel
 	kueuePriorityLabel = "kueue.x-k8s.io/priority-class"
 	multiKueueManager  = "kueue.x-k8s.io/multikueue"
 	kueueLocalQueue    = "queue"
@@ -40,15 +41,15 @@ const (
 )
 
 // kueueKinds are the kinds Kueue's own integrations cover (not our MPIJob,
-// see kueueFrameworks).
+// see kueueproc.BuiltinFrameworks).
 var kueueKinds = []string{
 	kubeflowv1.PyTorchJobKind, kubeflowv1.TFJobKind, kubeflowv1.XGBoostJobKind,
 	kubeflowv1.PaddleJobKind, kubeflowv1.JAXJobKind,
 }
 
-// kinds are the kinds queued in mode: the operator's integration adds MPIJob.
-func (m kueueMode) kinds() []string {
-	if m.operator {
+// queuedKinds are the kinds queued in mode: the operator's integration adds MPIJob.
+func queuedKinds(m kueueMode) []string {
+	if m.Operator {
 		return append(slices.Clone(kueueKinds), kubeflowv1.MPIJobKind)
 	}
 	return kueueKinds
@@ -299,7 +300,7 @@ func kueueSpecs(mode kueueMode) {
 	)
 
 	BeforeAll(func(ctx SpecContext) {
-		if mode.operator && !cfg.Local {
+		if mode.Operator && !cfg.Local {
 			Skip("the operator's Kueue integration specs restart the operator and Kueue: local control plane only")
 		}
 		begin := time.Now()
@@ -470,11 +471,11 @@ func kueueSpecs(mode kueueMode) {
 	It("runs 200 jobs of mixed kinds through a queue that fits 20, never with pods while suspended", func(ctx SpecContext) {
 		const jobs, fits = 200, 20
 		ns := kueueQueues(ctx, "load", flavor, fits)
-		w := startSuspendWatch(ctx, ns, mode.kinds())
+		w := startSuspendWatch(ctx, ns, queuedKinds(mode))
 
 		begin := time.Now()
 		cpu := startCPUWatch(kq)
-		kinds := mode.kinds()
+		kinds := queuedKinds(mode)
 		for i := range jobs {
 			kind := kinds[i%len(kinds)]
 			Expect(k8s.Create(ctx, kueueJob(kind, ns, fmt.Sprintf("j%03d", i), 1, exitAfter(0, "1s")))).To(Succeed())
@@ -491,7 +492,7 @@ func kueueSpecs(mode kueueMode) {
 		Expect(w.podsSeen()).To(BeNumerically(">=", jobs))
 	}, SpecTimeout(20*time.Minute))
 
-	if mode.operator {
+	if mode.Operator {
 		operatorOnlySpecs(func() *kueueProcess { return kq }, mode, flavor)
 	}
 
@@ -502,7 +503,7 @@ func kueueSpecs(mode kueueMode) {
 			}
 			// Restarted rather than enabled for all specs: its timeout must be
 			// short here and would evict slow starters elsewhere.
-			kq.switchTo(ctx, mode, &waitForPodsReadyConfig{Timeout: "10s", BackoffBaseSecs: 1, BackoffLimitCount: 1})
+			kq.switchTo(ctx, mode, &kueueproc.WaitForPodsReady{Timeout: "10s", BackoffBaseSecs: 1, BackoffLimitCount: 1})
 		}, NodeTimeout(5*time.Minute))
 
 		It("sets PodsReady when the job is Running", func(ctx SpecContext) {
@@ -561,7 +562,7 @@ var kueuePodSets = map[string][]string{
 // kindEntries are the table entries of the kinds queued in mode.
 func kindEntries(mode kueueMode) []any {
 	var out []any
-	for _, k := range mode.kinds() {
+	for _, k := range queuedKinds(mode) {
 		out = append(out, Entry(nil, k))
 	}
 	return out
@@ -806,7 +807,7 @@ func operatorOnlySpecs(kqOf func() *kueueProcess, mode kueueMode, flavor string)
 
 	It("reports a kind that Kueue's own integration manages too, and leaves it to that one: one Workload, started once", func(ctx SpecContext) {
 		kq := kqOf()
-		kq.switchTo(ctx, kueueMode{operator: true, builtinToo: true}, nil)
+		kq.switchTo(ctx, kueueMode{Operator: true, BuiltinToo: true}, nil)
 		DeferCleanup(func(ctx SpecContext) { kq.switchTo(ctx, mode, nil) }, NodeTimeout(3*time.Minute))
 		ns := kueueQueues(ctx, "conflict", flavor, 4)
 		w := startSuspendWatch(ctx, ns, []string{pytorch, kubeflowv1.MPIJobKind})
