@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strings"
 
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
@@ -82,6 +83,7 @@ func Setup(mgr ctrl.Manager, cfg *configv1alpha1.Configuration, all []kinds.Kind
 		r := fw.NewReconciler(children, mgr.GetAPIReader(), rec,
 			engine.Options{
 				MaxConcurrentReconciles: config.Concurrency(cfg, name),
+				NoPodTracking:           !ptr.Deref(cfg.Controller.PodTracking, true),
 				Gang:                    gangs.Selector(),
 				Memory:                  gangs.Memory(),
 				OnController: func(c controller.Controller) error {

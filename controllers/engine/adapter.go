@@ -31,6 +31,8 @@ type adapter[J Job[J]] struct {
 	ordered bool
 	// deleted and deleteFailed are the event reasons of a TTL deletion.
 	deleted, deleteFailed string
+	// noTracking: pod tracking is off (Options.NoPodTracking).
+	noTracking bool
 }
 
 // resolve looks up fw's constants and capabilities.

@@ -101,7 +101,7 @@ func (fw *adapter[J]) buildPod(job J, rtype kubeflowv1.ReplicaType, index int, s
 	overridden := tmpl.Spec.RestartPolicy != ""
 	pod.Spec.RestartPolicy = podRestartPolicy(spec.RestartPolicy)
 	rp := fw.RunPolicy(job)
-	if tracked(rp) {
+	if fw.tracked(rp) {
 		pod.Finalizers = append(pod.Finalizers, kubeflowv1.PodTrackingFinalizer)
 	}
 	if rp.FailurePolicy != nil {

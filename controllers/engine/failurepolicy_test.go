@@ -257,6 +257,13 @@ func TestReleasable(t *testing.T) {
 	if len(release) != 7 {
 		t.Errorf("untracked job keeps finalizers: released %v", podNamesOf(release))
 	}
+	// With pod tracking off, a running tracked job's pods lose it too.
+	r.fw.noTracking = true
+	st.Conditions = nil
+	release, track, _ = r.releasable(job, &st, ch)
+	if len(release) != 7 || track != nil {
+		t.Errorf("pod tracking off: released %v, tracked %v", podNamesOf(release), podNamesOf(track))
+	}
 }
 
 func TestBuildPodTracking(t *testing.T) {
@@ -280,6 +287,15 @@ func TestBuildPodTracking(t *testing.T) {
 	if pod.Labels[kubeflowv1.RestartAttemptLabel] != "2" || pod.Annotations[kubeflowv1.RestartAttemptLabel] != "2" ||
 		pod.Spec.RestartPolicy != corev1.RestartPolicyNever || len(pod.Finalizers) != 1 {
 		t.Errorf("failure-policy pod: %+v restartPolicy %s", pod.ObjectMeta, pod.Spec.RestartPolicy)
+	}
+	// Pod tracking off: the same jobs' pods carry no finalizer.
+	untracked := resolve[*kubeflowv1.PyTorchJob](fakeFramework{})
+	untracked.noTracking = true
+	for _, job := range []*kubeflowv1.PyTorchJob{backoff, withFP} {
+		pod, _, _ = untracked.buildPod(job, "Worker", 0, spec(job))
+		if len(pod.Finalizers) != 0 {
+			t.Errorf("pod tracking off: finalizers %v", pod.Finalizers)
+		}
 	}
 }
 

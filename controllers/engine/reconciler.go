@@ -31,6 +31,9 @@ type Options struct {
 	Fanout int
 	// Clock is injectable for tests.
 	Clock clock.Clock
+	// NoPodTracking turns pod tracking off (tracking.go): no pod gets the
+	// finalizer, and pods that have it lose it.
+	NoPodTracking bool
 	// StatusBatchWindow bounds how long status changes without a transition
 	// (replica counts) wait to be written together; 0 means
 	// DefaultStatusBatchWindow, negative writes every change at once.
@@ -108,6 +111,7 @@ func NewReconciler[J Job[J]](fw Framework[J], c client.Client, apiReader client.
 	}
 	registerMetrics()
 	a := resolve(fw)
+	a.noTracking = opts.NoPodTracking
 	mem := kindMemory{opts.Memory, a.Kind()}
 	return &Reconciler[J]{fw: a, client: c, apiReader: apiReader, recorder: rec, clock: opts.Clock, opts: opts, memory: opts.Memory,
 		written: lastWrites[J]{mem}, holds: statusHolds{mem}, external: externalJobs{mem}, podMemos: podMemos{mem}, vanished: vanishedPods{mem},

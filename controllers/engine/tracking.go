@@ -41,9 +41,11 @@ import (
 // failurePolicy are not tracked: their restartCount changes nothing, and
 // tracking costs a request per pod.
 
-// tracked reports whether job's pods carry the tracking finalizer.
-func tracked(rp *kubeflowv1.RunPolicy) bool {
-	return rp.BackoffLimit != nil || rp.FailurePolicy != nil
+// tracked reports whether job's pods carry the tracking finalizer. With
+// tracking off, none do: failures are counted from the pods seen, as in v1,
+// and the finalizer goes from the pods that have it.
+func (fw *adapter[J]) tracked(rp *kubeflowv1.RunPolicy) bool {
+	return !fw.noTracking && (rp.BackoffLimit != nil || rp.FailurePolicy != nil)
 }
 
 func hasTrackingFinalizer(o metav1.Object) bool {
@@ -137,7 +139,7 @@ func untrackedLive(pods []*corev1.Pod) []*corev1.Pod {
 // cost 77 more passes, one per pod leaving (make bench restart-policy-128).
 func (r *Reconciler[J]) releasable(job J, st *kubeflowv1.JobStatus, ch children) (release, track []*corev1.Pod, lastOld bool) {
 	rp := r.fw.RunPolicy(job)
-	if IsFinished(st) || (rp.Suspend != nil && *rp.Suspend) || !tracked(rp) {
+	if IsFinished(st) || (rp.Suspend != nil && *rp.Suspend) || !r.fw.tracked(rp) {
 		return withFinalizer(ch.allPods), nil, false
 	}
 	old, oldReleased := 0, 0

@@ -149,7 +149,7 @@ func (r *Reconciler[J]) podLeft() predicate.Funcs {
 			}
 			// A tracked job's pods leave only once counted (tracking.go): a
 			// pod counted by an earlier process must not count again here.
-			if tracked(r.fw.RunPolicy(job)) {
+			if r.fw.tracked(r.fw.RunPolicy(job)) {
 				return true
 			}
 			ours := r.memory.IsDeleting(JobRef{Kind: r.fw.Kind(), NamespacedName: key, UID: ref.UID}, pod.UID)

@@ -38,7 +38,7 @@ func defaults() *configv1alpha1.Configuration {
 		TypeMeta:       metav1.TypeMeta{APIVersion: "config.training-operator.io/v1alpha1", Kind: "Configuration"},
 		EnabledSchemes: []string{"PyTorchJob", "TFJob", "MPIJob", "XGBoostJob", "PaddleJob", "JAXJob"},
 		GangScheduling: configv1alpha1.GangScheduling{SchedulerPluginsSchedulerName: "scheduler-plugins-scheduler"},
-		Controller:     configv1alpha1.Controller{DefaultConcurrency: ptr[int32](16), CacheSyncTimeout: &metav1.Duration{Duration: 10 * time.Minute}},
+		Controller:     configv1alpha1.Controller{DefaultConcurrency: ptr[int32](16), CacheSyncTimeout: &metav1.Duration{Duration: 10 * time.Minute}, PodTracking: ptr(true)},
 		ClientConnection: configv1alpha1.ClientConnection{
 			QPS:                ptr[float32](500),
 			Burst:              ptr[int32](1000),
@@ -128,6 +128,7 @@ controller:
     pytorchjob: 16
     MPIJob: 2
   cacheSyncTimeout: 30m
+  podTracking: false
 clientConnection:
   qps: 200.5
   burst: 400
@@ -170,6 +171,7 @@ kueue:
 					DefaultConcurrency: ptr[int32](8),
 					Concurrency:        map[string]int32{"PyTorchJob": 16, "MPIJob": 2},
 					CacheSyncTimeout:   &metav1.Duration{Duration: 30 * time.Minute},
+					PodTracking:        ptr(false),
 				},
 				ClientConnection: configv1alpha1.ClientConnection{QPS: ptr[float32](200.5), Burst: ptr[int32](400), DisableCompression: ptr(false)},
 				Webhook: configv1alpha1.Webhook{

@@ -31,7 +31,8 @@ import (
 // of --namespace, as in v1.
 const EnvKubeflowNamespace = "KUBEFLOW_NAMESPACE"
 
-// Names of the command-line flags. All but FlagConfig are v1's flag names.
+// Names of the command-line flags: v1's, but for FlagConfig, the Kueue flags
+// and FlagPodTracking.
 const (
 	FlagConfig                           = "config"
 	FlagMetricsBindAddress               = "metrics-bind-address"
@@ -54,6 +55,7 @@ const (
 	FlagWebhookSecretName                = "webhook-secret-name"
 	FlagKueueIntegration                 = "kueue-integration"
 	FlagKueueConfig                      = "kueue-config"
+	FlagPodTracking                      = "pod-tracking"
 )
 
 // Flags holds the values of the operator's command-line flags. Bind
@@ -84,6 +86,7 @@ type Flags struct {
 	WebhookSecretName                string
 	KueueIntegration                 string
 	KueueConfig                      string
+	PodTracking                      bool
 }
 
 // Bind registers the flags on fs. The defaults shown are the effective
@@ -146,6 +149,10 @@ func (f *Flags) Bind(fs *flag.FlagSet) {
 	fs.StringVar(&f.KueueConfig, FlagKueueConfig, d.Kueue.ConfigFile,
 		"Path of Kueue's Configuration file, read with --kueue-integration=operator; empty means Kueue's defaults."+
 			over("kueue.configFile"))
+	fs.BoolVar(&f.PodTracking, FlagPodTracking, *d.Controller.PodTracking,
+		"Put the pod-tracking finalizer on the pods of jobs with backoffLimit or failurePolicy, so that failures of pods deleted "+
+			"while the operator is down still count; false counts as v1 did and removes the finalizer from every pod."+
+			over("controller.podTracking"))
 }
 
 // ExplicitFlags returns the names of the flags that were set on the command
@@ -222,6 +229,9 @@ func (f *Flags) Apply(cfg *configv1alpha1.Configuration, set map[string]bool) {
 	}
 	if set[FlagKueueConfig] {
 		cfg.Kueue.ConfigFile = f.KueueConfig
+	}
+	if set[FlagPodTracking] {
+		cfg.Controller.PodTracking = ptr(f.PodTracking)
 	}
 }
 

@@ -134,6 +134,7 @@ func TestBuildFlagPrecedence(t *testing.T) {
 				"--webhook-server-port=19443",
 				"--webhook-service-name=flag-svc",
 				"--webhook-secret-name=flag-secret",
+				"--pod-tracking=false",
 			},
 			want: withDefaults(func(c *configv1alpha1.Configuration) {
 				c.Namespace = "from-flag"
@@ -153,6 +154,7 @@ func TestBuildFlagPrecedence(t *testing.T) {
 				c.PyTorchInitContainer.TemplateFile = "/flag-template"
 				c.PyTorchInitContainer.MaxTries = ptr[int32](9)
 				c.MPI.KubectlDeliveryImage = "flag-delivery"
+				c.Controller.PodTracking = ptr(false)
 			}),
 		},
 		{
@@ -266,7 +268,7 @@ func TestBindDefaultsMatchConfigurationDefaults(t *testing.T) {
 	wantNames := []string{
 		"config", "controller-threads", "enable-scheme", "gang-scheduler-name", "health-probe-bind-address",
 		"kube-api-burst", "kube-api-qps", "kueue-config", "kueue-integration", "leader-elect", "leader-election-id", "metrics-bind-address",
-		"mpi-kubectl-delivery-image", "namespace", "pprof-bind-address", "pytorch-init-container-image",
+		"mpi-kubectl-delivery-image", "namespace", "pod-tracking", "pprof-bind-address", "pytorch-init-container-image",
 		"pytorch-init-container-max-tries", "pytorch-init-container-template-file", "webhook-secret-name",
 		"webhook-server-port", "webhook-service-name",
 	}

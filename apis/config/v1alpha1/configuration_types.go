@@ -196,6 +196,16 @@ type Controller struct {
 	// restarted into the same wait. Must be greater than 0.
 	// +optional
 	CacheSyncTimeout *metav1.Duration `json:"cacheSyncTimeout,omitempty"`
+
+	// PodTracking puts the pod-tracking finalizer on the pods of jobs with
+	// runPolicy.backoffLimit or runPolicy.failurePolicy, so that a failure
+	// is counted even when its pod is deleted while the operator is not
+	// watching. false counts failures from the pods it sees, as v1 did:
+	// no pod gets the finalizer, and the operator removes it from every
+	// pod that has it (the way back to v1 starts here). Defaults to true.
+	// Flag: --pod-tracking.
+	// +optional
+	PodTracking *bool `json:"podTracking,omitempty"`
 }
 
 // ClientConnection configures the client used to talk to the kube-apiserver.

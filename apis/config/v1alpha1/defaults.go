@@ -103,6 +103,9 @@ func SetDefaults_Configuration(cfg *Configuration) {
 	if cfg.Controller.DefaultConcurrency == nil {
 		cfg.Controller.DefaultConcurrency = ptrTo(DefaultConcurrency)
 	}
+	if cfg.Controller.PodTracking == nil {
+		cfg.Controller.PodTracking = ptrTo(true)
+	}
 	if cfg.Controller.CacheSyncTimeout == nil {
 		cfg.Controller.CacheSyncTimeout = &metav1.Duration{Duration: DefaultCacheSyncTimeout}
 	}

@@ -30,7 +30,7 @@ func TestSetDefaults_Configuration(t *testing.T) {
 			TypeMeta:       metav1.TypeMeta{APIVersion: "config.training-operator.io/v1alpha1", Kind: "Configuration"},
 			EnabledSchemes: []string{"PyTorchJob", "TFJob", "MPIJob", "XGBoostJob", "PaddleJob", "JAXJob"},
 			GangScheduling: GangScheduling{SchedulerPluginsSchedulerName: "scheduler-plugins-scheduler"},
-			Controller:     Controller{DefaultConcurrency: ptrTo[int32](16), CacheSyncTimeout: &metav1.Duration{Duration: 10 * time.Minute}},
+			Controller:     Controller{DefaultConcurrency: ptrTo[int32](16), CacheSyncTimeout: &metav1.Duration{Duration: 10 * time.Minute}, PodTracking: ptrTo(true)},
 			ClientConnection: ClientConnection{
 				QPS:                ptrTo[float32](500),
 				Burst:              ptrTo[int32](1000),
@@ -66,7 +66,7 @@ func TestSetDefaults_Configuration(t *testing.T) {
 			Namespace:      "ns",
 			EnabledSchemes: []string{"TFJob"},
 			GangScheduling: GangScheduling{SchedulerName: "volcano", SchedulerPluginsSchedulerName: "coscheduling"},
-			Controller:     Controller{DefaultConcurrency: ptrTo[int32](1), Concurrency: map[string]int32{"TFJob": 2}, CacheSyncTimeout: &metav1.Duration{Duration: time.Minute}},
+			Controller:     Controller{DefaultConcurrency: ptrTo[int32](1), Concurrency: map[string]int32{"TFJob": 2}, CacheSyncTimeout: &metav1.Duration{Duration: time.Minute}, PodTracking: ptrTo(true)},
 			ClientConnection: ClientConnection{
 				QPS:                ptrTo[float32](5),
 				Burst:              ptrTo[int32](10),

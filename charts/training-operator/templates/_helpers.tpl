@@ -90,6 +90,7 @@ strictly by the operator: only fields of that API.
 {{- if not (kindIs "invalid" $v.controller.defaultConcurrency) }}{{ $_ := set $ctl "defaultConcurrency" (int $v.controller.defaultConcurrency) }}{{ end -}}
 {{- with $v.controller.concurrency }}{{ $_ := set $ctl "concurrency" . }}{{ end -}}
 {{- with $v.controller.cacheSyncTimeout }}{{ $_ := set $ctl "cacheSyncTimeout" . }}{{ end -}}
+{{- if eq $v.controller.podTracking false }}{{ $_ := set $ctl "podTracking" false }}{{ end -}}
 {{- with $ctl }}{{ $_ := set $c "controller" . }}{{ end -}}
 {{- $cc := dict -}}
 {{- if not (kindIs "invalid" $v.clientConnection.qps) }}{{ $_ := set $cc "qps" $v.clientConnection.qps }}{{ end -}}

@@ -354,7 +354,7 @@ var valueSets = []valueSet{
 				"port": 9090, "secure": true,
 				"serviceMonitor": map[string]any{"enabled": true, "interval": "15s", "labels": map[string]any{"release": "prom"}},
 			},
-			"controller":       map[string]any{"defaultConcurrency": 8, "concurrency": map[string]any{"PyTorchJob": 16}, "cacheSyncTimeout": "20m"},
+			"controller":       map[string]any{"defaultConcurrency": 8, "concurrency": map[string]any{"PyTorchJob": 16}, "cacheSyncTimeout": "20m", "podTracking": false},
 			"clientConnection": map[string]any{"qps": 200.5, "burst": 400, "disableCompression": false},
 			"pytorchInitContainer": map[string]any{
 				"image": "registry.example.com/alpine:3.20", "maxTries": 50,
@@ -371,6 +371,9 @@ var valueSets = []valueSet{
 			}
 			if cfg.Controller.CacheSyncTimeout.Duration != 20*time.Minute {
 				t.Errorf("controller.cacheSyncTimeout = %v, want 20m", cfg.Controller.CacheSyncTimeout)
+			}
+			if *cfg.Controller.PodTracking {
+				t.Errorf("controller.podTracking = true, want false")
 			}
 			if *cfg.Controller.DefaultConcurrency != 8 || cfg.Controller.Concurrency["PyTorchJob"] != 16 {
 				t.Errorf("controller %+v", cfg.Controller)

@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kubeflowv1 "github.com/seed-d8a409e9/training-operator/apis/kubeflow.org/v1"
@@ -269,6 +270,45 @@ var _ = Describe("failure accounting", func() {
 		Eventually(func() int32 { return getPyTorchJob(ctx, ns, "acc").Status.RestartCount }, timeout, interval).Should(Equal(int32(2)))
 		waitPodsRunning(ctx, ns, "acc", 3)
 		Expect(getPyTorchJob(ctx, ns, "acc").Status.RestartCount).To(Equal(int32(2)))
+	})
+
+	It("with pod tracking off, releases every pod and counts failures from the pods it sees, as v1", func(ctx context.Context) {
+		before := testjobs.MakePyTorchJob("before", ns).Master(1).Workers(1).BackoffLimit(5).RestartPolicy(kubeflowv1.RestartPolicyOnFailure).Obj()
+		Expect(k8s.Create(ctx, before)).To(Succeed())
+		for _, p := range waitPodsRunning(ctx, ns, "before", 2) {
+			Expect(p.Finalizers).To(ContainElement(kubeflowv1.PodTrackingFinalizer))
+		}
+
+		Expect(operator.Stop()).To(Succeed())
+		untracked := util.DefaultConfiguration()
+		untracked.Controller.PodTracking = ptr.To(false)
+		var err error
+		operator, err = util.StartOperator(restCfg, untracked)
+		Expect(err).NotTo(HaveOccurred())
+		DeferCleanup(func() {
+			Expect(operator.Stop()).To(Succeed())
+			operator, err = util.StartOperator(restCfg, util.DefaultConfiguration())
+			Expect(err).NotTo(HaveOccurred())
+		})
+
+		// The way back to v1: nothing is left holding a pod.
+		Eventually(func(g Gomega) {
+			for _, p := range jobPods(ctx, ns, "before") {
+				g.Expect(p.Finalizers).NotTo(ContainElement(kubeflowv1.PodTrackingFinalizer), p.Name)
+			}
+		}, timeout, interval).Should(Succeed())
+
+		after := testjobs.MakePyTorchJob("after", ns).Master(1).Workers(1).BackoffLimit(5).RestartPolicy(kubeflowv1.RestartPolicyOnFailure).Obj()
+		Expect(k8s.Create(ctx, after)).To(Succeed())
+		pods := waitPodsRunning(ctx, ns, "after", 2)
+		for _, p := range pods {
+			Expect(p.Finalizers).To(BeEmpty(), p.Name)
+		}
+		exitPod(ctx, ns, "after-worker-0", 1)
+		Eventually(func() int32 { return getPyTorchJob(ctx, ns, "after").Status.RestartCount }, timeout, interval).Should(Equal(int32(1)))
+		for _, p := range waitPodsRunning(ctx, ns, "after", 2) {
+			Expect(p.Finalizers).To(BeEmpty(), p.Name)
+		}
 	})
 
 	It("releases the pods of a deleted job, so none is stranded", func(ctx context.Context) {
