@@ -365,3 +365,20 @@ func TestTTLDeleteEventReasons(t *testing.T) {
 		})
 	}
 }
+
+// A job the webhooks did not see (installed later, or bypassed) that
+// cannot run fails with v1's FailedValidation reason, on its condition
+// and on its Warning event alike.
+func TestUnrunnableJobFailsWithV1ValidationReason(t *testing.T) {
+	job := testjobs.MakePyTorchJob("j", "ns").UID("job-uid").Master(1).Workers(1).Obj()
+	job.Spec.PyTorchReplicaSpecs["Worker"].Template.Spec.Containers = nil
+	h := newHarness(t, fakeFramework{}, job, Options{}, interceptor.Funcs{})
+	h.reconcile()
+	st := h.job().Status
+	if c := getCondition(&st, kubeflowv1.JobFailed); c == nil || c.Reason != "PyTorchJobFailedValidation" {
+		t.Fatalf("Failed condition %+v, want reason PyTorchJobFailedValidation", c)
+	}
+	if diff := cmp.Diff([]string{"PyTorchJobFailedValidation: replica spec Worker has no containers"}, h.rec.events); diff != "" {
+		t.Errorf("events (-want +got):\n%s", diff)
+	}
+}

@@ -20,7 +20,9 @@ func (r *Reconciler[J]) fail(p *plan, job client.Object, reason, msg, eventType 
 		st.CompletionTime = &now
 	}
 	if setCondition(st, newCondition(kubeflowv1.JobFailed, corev1.ConditionTrue, reason, msg, now)) {
-		p.event(eventType, r.fw.Kind()+reasonFailed, "%s", msg)
+		// The event's reason is the condition's, as v1's were
+		// (<Kind>Failed, <Kind>FailedValidation).
+		p.event(eventType, reason, "%s", msg)
 		p.failed = true
 	}
 }

@@ -15,8 +15,7 @@ limitations under the License.
 */
 
 // Package apiretry tells the API server's trouble from a refusal of the
-// request, for the operator's own writers that retry (Events, metrics
-// reviews).
+// request, for the operator's own writers that retry (the Event sink).
 package apiretry
 
 import (

@@ -24,7 +24,8 @@ limitations under the License.
 // files) and keeps the mutating and validating webhook configurations in
 // line: CA bundle injected, client config pointing at the service (or at a
 // URL, see Options.ClientURL) and only the webhooks of enabled kinds listed.
-// Every replica does this; no leader election is needed.
+// Only the leader writes the Secret and the webhook configurations; every
+// replica serves the certificates from the Secret (follow).
 //
 // With "cert-manager" or "none" it only waits for tls.crt and tls.key to
 // appear in the certificate directory.
