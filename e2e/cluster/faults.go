@@ -35,21 +35,46 @@ import (
 // as in a crash), starts it again with the same flags and returns once its
 // /readyz answers. The previous log is kept as kube-apiserver.<n>.log.
 func (c *Cluster) RestartAPIServer(ctx context.Context) error {
+	if err := c.StopAPIServer(); err != nil {
+		return err
+	}
+	return c.StartAPIServer(ctx)
+}
+
+// StopAPIServer kills kube-apiserver with SIGKILL and leaves it down:
+// clients get connection refused until StartAPIServer. Its log is kept as
+// kube-apiserver.<n>.log.
+func (c *Cluster) StopAPIServer() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.stopped {
+		return fmt.Errorf("cluster is stopped")
+	}
+	i := c.procIndex("kube-apiserver")
+	if i < 0 || c.procs[i].Exited() {
+		return fmt.Errorf("kube-apiserver is not running")
+	}
+	old := c.procs[i]
+	old.Kill()
+	c.restarts++
+	// startProcess truncates the log: keep the killed instance's log.
+	_ = os.Rename(old.LogPath(), strings.TrimSuffix(old.LogPath(), ".log")+fmt.Sprintf(".%d.log", c.restarts))
+	return nil
+}
+
+// StartAPIServer starts the kube-apiserver StopAPIServer stopped, with the
+// same flags, and returns once its /readyz answers.
+func (c *Cluster) StartAPIServer(ctx context.Context) error {
 	c.mu.Lock()
 	if c.stopped {
 		c.mu.Unlock()
 		return fmt.Errorf("cluster is stopped")
 	}
 	i := c.procIndex("kube-apiserver")
-	if i < 0 {
+	if i < 0 || !c.procs[i].Exited() {
 		c.mu.Unlock()
-		return fmt.Errorf("kube-apiserver is not running")
+		return fmt.Errorf("kube-apiserver is not stopped")
 	}
-	old := c.procs[i]
-	old.Kill()
-	c.restarts++
-	// startProcess truncates the log: keep the crashed instance's log.
-	_ = os.Rename(old.LogPath(), strings.TrimSuffix(old.LogPath(), ".log")+fmt.Sprintf(".%d.log", c.restarts))
 	p, err := startProcess("kube-apiserver", c.bin("kube-apiserver"), c.apiserverArgs(), c.logDir(), nil)
 	if err != nil {
 		c.mu.Unlock()

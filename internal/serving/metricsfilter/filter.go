@@ -14,91 +14,187 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-// Package metricsfilter protects the secure metrics endpoint with
-// controller-runtime's filters.WithAuthenticationAndAuthorization (a
+// Package metricsfilter protects the secure metrics endpoint as
+// controller-runtime's filters.WithAuthenticationAndAuthorization does, with
+// the same k8s.io/apiserver delegating authenticator and authorizer (a
 // TokenReview for the caller's bearer token, a SubjectAccessReview for GET
-// /metrics, both cached, de-duplicated and bounded by k8s.io/apiserver's
-// delegating authenticator and authorizer). It changes one answer only: a
-// token the API server rejects is 401, as kube-rbac-proxy (which guarded
-// v1's metrics) and the API server answer, where the library says 500.
+// /metrics, both cached, de-duplicated and retried, with the same settings),
+// and answers as kube-rbac-proxy (which guarded v1's metrics) and the API
+// server do: 401 for credentials the API server rejects, 403 for a caller
+// not allowed, and 503 when the review could not be made (the API server
+// unreachable or failing), where the library answers 500 for the first
+// and the last alike. Prometheus then shows an outage as one, not as a bad
+// token.
 package metricsfilter
 
 import (
-	"bytes"
 	"context"
+	"errors"
+	"fmt"
+	"net"
 	"net/http"
+	"net/url"
+	"strings"
+	"time"
 
 	"github.com/go-logr/logr"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	utilerrors "k8s.io/apimachinery/pkg/util/errors"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/apiserver/pkg/apis/apiserver"
+	"k8s.io/apiserver/pkg/authentication/authenticatorfactory"
+	"k8s.io/apiserver/pkg/authorization/authorizer"
+	"k8s.io/apiserver/pkg/authorization/authorizerfactory"
+	authenticationv1 "k8s.io/client-go/kubernetes/typed/authentication/v1"
+	authorizationv1 "k8s.io/client-go/kubernetes/typed/authorization/v1"
 	"k8s.io/client-go/rest"
-	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 )
 
-// authnFailed is the body the library's filter answers a failed
-// authentication with (status 500).
-var authnFailed = []byte("Authentication failed")
+// retryAfterSeconds is the Retry-After of a 503: the reviews' own retries
+// (about 6 s in all) have already failed.
+const retryAfterSeconds = "10"
+
+// reviewBackoff retries a review the API server did not answer: the API
+// server's own default for delegated authentication
+// (k8s.io/apiserver/pkg/server/options), as controller-runtime uses it.
+var reviewBackoff = &wait.Backoff{Duration: 500 * time.Millisecond, Factor: 1.5, Jitter: 0.2, Steps: 5}
 
 // Filter is a metricsserver.FilterProvider. The operator needs create on
 // tokenreviews and subjectaccessreviews (the chart's
 // training-operator-metrics-auth ClusterRole); Prometheus' ServiceAccount
 // needs get on the non-resource URL /metrics.
 func Filter(c *rest.Config, httpClient *http.Client) (metricsserver.Filter, error) {
-	library, err := filters.WithAuthenticationAndAuthorization(c, httpClient)
+	authn, err := authenticationv1.NewForConfigAndClient(c, httpClient)
 	if err != nil {
 		return nil, err
 	}
+	authz, err := authorizationv1.NewForConfigAndClient(c, httpClient)
+	if err != nil {
+		return nil, err
+	}
+	backoff := reviewBackoff
+	authenticator, _, err := authenticatorfactory.DelegatingAuthenticatorConfig{
+		Anonymous:                &apiserver.AnonymousAuthConfig{Enabled: false},
+		CacheTTL:                 time.Minute,
+		TokenAccessReviewClient:  authn,
+		TokenAccessReviewTimeout: 10 * time.Second,
+		WebhookRetryBackoff:      backoff,
+	}.New()
+	if err != nil {
+		return nil, fmt.Errorf("metrics authenticator: %w", err)
+	}
+	authorizerImpl, err := authorizerfactory.DelegatingAuthorizerConfig{
+		SubjectAccessReviewClient: authz,
+		AllowCacheTTL:             5 * time.Minute,
+		DenyCacheTTL:              30 * time.Second,
+		WebhookRetryBackoff:       backoff,
+	}.New()
+	if err != nil {
+		return nil, fmt.Errorf("metrics authorizer: %w", err)
+	}
 	return func(log logr.Logger, metrics http.Handler) (http.Handler, error) {
-		// An admitted request is answered on the original writer.
-		guarded, err := library(log, http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) {
-			metrics.ServeHTTP(r.Context().Value(writerKey{}).(http.ResponseWriter), r)
-		}))
-		if err != nil {
-			return nil, err
-		}
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			a := &answer{ResponseWriter: w}
-			guarded.ServeHTTP(a, r.WithContext(context.WithValue(r.Context(), writerKey{}, w)))
-			a.finish()
+			res, ok, err := authenticator.AuthenticateRequest(r)
+			if err != nil || !ok {
+				code := authnStatus(err)
+				if code != http.StatusUnauthorized {
+					log.Error(err, "The caller's token could not be reviewed")
+				}
+				answer(w, code, "Unauthorized")
+				return
+			}
+			attrs := authorizer.AttributesRecord{User: res.User, Verb: strings.ToLower(r.Method), Path: r.URL.Path}
+			decision, reason, err := authorizerImpl.Authorize(r.Context(), attrs)
+			if err != nil {
+				log.Error(err, "The caller's access could not be reviewed", "user", attrs.User.GetName())
+				code := reviewStatus(err)
+				if code == http.StatusUnauthorized { // not about credentials here
+					code = http.StatusInternalServerError
+				}
+				answer(w, code, "")
+				return
+			}
+			if decision != authorizer.DecisionAllow {
+				log.V(4).Info("Metrics denied", "user", attrs.User.GetName(), "reason", reason)
+				http.Error(w, fmt.Sprintf("Authorization denied for user %s", attrs.User.GetName()), http.StatusForbidden)
+				return
+			}
+			metrics.ServeHTTP(w, r)
 		}), nil
 	}, nil
 }
 
-// answer holds back the status of a request the library turns away until
-// its body shows why.
-type answer struct {
-	http.ResponseWriter
-	status int
-	sent   bool
-}
-
-type writerKey struct{}
-
-func (a *answer) WriteHeader(code int) {
-	if a.status == 0 {
-		a.status = code
+// answer writes an error status; a 503 says when to come back and why.
+func answer(w http.ResponseWriter, code int, msg string) {
+	switch code {
+	case http.StatusServiceUnavailable:
+		w.Header().Set("Retry-After", retryAfterSeconds)
+		msg = "The API server could not review the request; try again later"
+	case http.StatusInternalServerError:
+		msg = "The request could not be reviewed"
 	}
+	http.Error(w, msg, code)
 }
 
-func (a *answer) Write(b []byte) (int, error) {
-	if !a.sent {
-		a.sent = true
-		if a.status == 0 {
-			a.status = http.StatusOK
+// authnStatus is the answer to a failed authentication: 401 when the API
+// server (or the request) says the credentials are not valid, else what
+// reviewStatus says of the error that kept the review from being made.
+func authnStatus(err error) int {
+	if err == nil {
+		return http.StatusUnauthorized
+	}
+	code := http.StatusUnauthorized
+	for _, e := range flatten(err) {
+		if c := reviewStatus(e); c != http.StatusUnauthorized {
+			code = max(code, c)
 		}
-		if a.status == http.StatusInternalServerError && bytes.HasPrefix(b, authnFailed) {
-			a.ResponseWriter.WriteHeader(http.StatusUnauthorized)
-			_, err := a.ResponseWriter.Write([]byte("Unauthorized\n"))
-			return len(b), err
-		}
-		a.ResponseWriter.WriteHeader(a.status)
 	}
-	return a.ResponseWriter.Write(b)
+	return code
 }
 
-// finish sends the status of a refusal that wrote no body.
-func (a *answer) finish() {
-	if a.status != 0 && !a.sent {
-		a.sent = true
-		a.ResponseWriter.WriteHeader(a.status)
+// reviewStatus is the answer to a review that failed with err: 503 when
+// the API server was unreachable or failing (transport errors, timeouts,
+// 429 and 5xx), 500 when it refused the review itself (e.g. the operator
+// may not create TokenReviews), and 401 for any other error: the
+// authenticators' own verdicts on the credentials ("invalid bearer token",
+// the TokenReview's status.error) are plain errors.
+func reviewStatus(err error) int {
+	var status apierrors.APIStatus
+	if errors.As(err, &status) {
+		code := int(status.Status().Code)
+		if code == http.StatusTooManyRequests || code >= http.StatusInternalServerError ||
+			apierrors.IsServerTimeout(err) || apierrors.IsTimeout(err) {
+			return http.StatusServiceUnavailable
+		}
+		return http.StatusInternalServerError
 	}
+	var urlErr *url.Error
+	var netErr net.Error
+	if errors.As(err, &urlErr) || errors.As(err, &netErr) ||
+		errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
+		return http.StatusServiceUnavailable
+	}
+	return http.StatusUnauthorized
+}
+
+// flatten lists the errors of (nested) aggregates, which the union of
+// authenticators returns, and of errors.Join.
+func flatten(err error) []error {
+	var agg utilerrors.Aggregate
+	if errors.As(err, &agg) {
+		var out []error
+		for _, e := range agg.Errors() {
+			out = append(out, flatten(e)...)
+		}
+		return out
+	}
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		var out []error
+		for _, e := range j.Unwrap() {
+			out = append(out, flatten(e)...)
+		}
+		return out
+	}
+	return []error{err}
 }

@@ -17,33 +17,44 @@ limitations under the License.
 package metricsfilter
 
 import (
+	"context"
+	"errors"
+	"fmt"
 	"net/http"
-	"net/http/httptest"
+	"net/url"
+	"syscall"
 	"testing"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	utilerrors "k8s.io/apimachinery/pkg/util/errors"
 )
 
-// TestAnswer: only the library's failed authentication (500 "Authentication
-// failed") becomes 401; every other answer keeps its status, with or
-// without a body.
-func TestAnswer(t *testing.T) {
+// TestAuthnStatus: the authenticators' verdicts on the credentials are 401;
+// a review the API server could not answer is 503, one it refused 500,
+// also inside the union authenticator's aggregate.
+func TestAuthnStatus(t *testing.T) {
+	invalid := errors.New("invalid bearer token")
+	refused := &url.Error{Op: "Post", URL: "https://127.0.0.1:6443/apis/authentication.k8s.io/v1/tokenreviews", Err: syscall.ECONNREFUSED}
+	tokenReviews := schema.GroupResource{Group: "authentication.k8s.io", Resource: "tokenreviews"}
 	for _, tc := range []struct {
-		name   string
-		write  func(w http.ResponseWriter)
-		status int
+		name string
+		err  error
+		want int
 	}{
-		{"failed authentication", func(w http.ResponseWriter) { http.Error(w, "Authentication failed", http.StatusInternalServerError) }, http.StatusUnauthorized},
-		{"failed authorization check", func(w http.ResponseWriter) { http.Error(w, "Authorization failed", http.StatusInternalServerError) }, http.StatusInternalServerError},
-		{"denied", func(w http.ResponseWriter) { http.Error(w, "Authorization denied", http.StatusForbidden) }, http.StatusForbidden},
-		{"status without a body", func(w http.ResponseWriter) { w.WriteHeader(http.StatusForbidden) }, http.StatusForbidden},
+		{"no credentials", nil, http.StatusUnauthorized},
+		{"token rejected", invalid, http.StatusUnauthorized},
+		{"TokenReview status.error", utilerrors.NewAggregate([]error{errors.New("[invalid bearer token, token expired]")}), http.StatusUnauthorized},
+		{"API server unreachable", utilerrors.NewAggregate([]error{refused}), http.StatusServiceUnavailable},
+		{"unreachable beside a rejection", utilerrors.NewAggregate([]error{invalid, fmt.Errorf("review: %w", refused)}), http.StatusServiceUnavailable},
+		{"review timed out", context.DeadlineExceeded, http.StatusServiceUnavailable},
+		{"API server failing", apierrors.NewInternalError(errors.New("etcd")), http.StatusServiceUnavailable},
+		{"API server overloaded", apierrors.NewTooManyRequests("slow down", 1), http.StatusServiceUnavailable},
+		{"API server timeout", apierrors.NewTimeoutError("review", 10), http.StatusServiceUnavailable},
+		{"operator may not review tokens", apierrors.NewForbidden(tokenReviews, "", errors.New("RBAC")), http.StatusInternalServerError},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			rec := httptest.NewRecorder()
-			a := &answer{ResponseWriter: rec}
-			tc.write(a)
-			a.finish()
-			if rec.Code != tc.status {
-				t.Errorf("status %d, want %d (body %q)", rec.Code, tc.status, rec.Body.String())
-			}
-		})
+		if got := authnStatus(tc.err); got != tc.want {
+			t.Errorf("%s: authnStatus(%v) = %d, want %d", tc.name, tc.err, got, tc.want)
+		}
 	}
 }

@@ -22,6 +22,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"fmt"
+	"io"
 	"maps"
 	"net"
 	"net/http"
@@ -77,6 +78,10 @@ func TestSecurity(t *testing.T) {
 	})
 	t.Run("RBAC grants exactly what the operator uses", func(t *testing.T) {
 		s.checkLeastPrivilege(t, op)
+	})
+	// Last: it takes the API server down for a few seconds.
+	t.Run("a TokenReview outage is 503, not 401", func(t *testing.T) {
+		s.checkMetricsAuthOutage(t, op)
 	})
 }
 
@@ -480,4 +485,65 @@ func (s *suite) jobCondition(ctx context.Context, kind, ns, name, condType strin
 		}
 	}
 	return false
+}
+
+// checkMetricsAuthOutage: while the API server is down, a scrape with a
+// valid token the operator has not reviewed yet is 503 with Retry-After
+// (the review could not be made), not 401 (a bad token); once it is back,
+// the same token is 200.
+func (s *suite) checkMetricsAuthOutage(t *testing.T, op *util.FullOperator) {
+	ctx := t.Context()
+	cs, err := kubernetes.NewForConfig(s.admin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// checkMetricsAuth made the ServiceAccount and its binding; a new token
+	// is in no cache of the operator's.
+	tr, err := cs.CoreV1().ServiceAccounts("monitoring").CreateToken(ctx, "prometheus", &authenticationv1.TokenRequest{}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var certSecret corev1.Secret
+	if err := s.k8s.Get(ctx, client.ObjectKey{Namespace: releaseNamespace, Name: s.config.Webhook.SecretName}, &certSecret); err != nil {
+		t.Fatal(err)
+	}
+	roots := x509.NewCertPool()
+	roots.AppendCertsFromPEM(certSecret.Data["ca.crt"])
+	serverName := fmt.Sprintf("%s.%s.svc", s.config.Webhook.ServiceName, releaseNamespace)
+	// The review's retries take a few seconds before it gives up.
+	httpc := &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: roots, ServerName: serverName, MinVersion: tls.VersionTLS12}}}
+	scrape := func() (int, http.Header, string) {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, "https://"+op.MetricsAddr+"/metrics", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Authorization", "Bearer "+tr.Status.Token)
+		resp, err := httpc.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
+		return resp.StatusCode, resp.Header, string(body)
+	}
+
+	if err := s.env.StopAPIServer(); err != nil {
+		t.Fatal(err)
+	}
+	code, header, body := scrape()
+	if err := s.env.StartAPIServer(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("GET /metrics with the API server down: %d Retry-After %q %.80q", code, header.Get("Retry-After"), body)
+	if code != http.StatusServiceUnavailable || header.Get("Retry-After") == "" {
+		t.Errorf("GET /metrics with the API server down = %d (Retry-After %q, %.200s), want 503 with Retry-After", code, header.Get("Retry-After"), body)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for code != http.StatusOK && time.Now().Before(deadline) {
+		time.Sleep(poll)
+		code, _, body = scrape()
+	}
+	if code != http.StatusOK {
+		t.Errorf("GET /metrics once the API server is back = %d (%.200s), want 200", code, body)
+	}
 }
