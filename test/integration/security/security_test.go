@@ -40,6 +40,7 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -79,9 +80,11 @@ func TestSecurity(t *testing.T) {
 	t.Run("RBAC grants exactly what the operator uses", func(t *testing.T) {
 		s.checkLeastPrivilege(t, op)
 	})
-	// Last: it takes the API server down for a few seconds.
+	// Last: it takes the API server down for about ten seconds, with an
+	// operator of its own (the RBAC check stopped the first) that holds no
+	// Lease it would lose meanwhile.
 	t.Run("a TokenReview outage is 503, not 401", func(t *testing.T) {
-		s.checkMetricsAuthOutage(t, op)
+		s.checkMetricsAuthOutage(t, s.startOperatorElected(t, nil, false))
 	})
 }
 
@@ -498,11 +501,16 @@ func (s *suite) checkMetricsAuthOutage(t *testing.T, op *util.FullOperator) {
 		t.Fatal(err)
 	}
 	// checkMetricsAuth made the ServiceAccount and its binding; a new token
-	// is in no cache of the operator's.
-	tr, err := cs.CoreV1().ServiceAccounts("monitoring").CreateToken(ctx, "prometheus", &authenticationv1.TokenRequest{}, metav1.CreateOptions{})
-	if err != nil {
-		t.Fatal(err)
+	// is in no cache of the operator's. The first waits for the operator's
+	// metrics, the second meets the outage unreviewed.
+	newToken := func() string {
+		tr, err := cs.CoreV1().ServiceAccounts("monitoring").CreateToken(ctx, "prometheus", &authenticationv1.TokenRequest{}, metav1.CreateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tr.Status.Token
 	}
+	ready, fresh := newToken(), newToken()
 	var certSecret corev1.Secret
 	if err := s.k8s.Get(ctx, client.ObjectKey{Namespace: releaseNamespace, Name: s.config.Webhook.SecretName}, &certSecret); err != nil {
 		t.Fatal(err)
@@ -512,25 +520,34 @@ func (s *suite) checkMetricsAuthOutage(t *testing.T, op *util.FullOperator) {
 	serverName := fmt.Sprintf("%s.%s.svc", s.config.Webhook.ServiceName, releaseNamespace)
 	// The review's retries take a few seconds before it gives up.
 	httpc := &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: roots, ServerName: serverName, MinVersion: tls.VersionTLS12}}}
-	scrape := func() (int, http.Header, string) {
+	scrape := func(token string) (int, http.Header, string, error) {
 		req, err := http.NewRequestWithContext(ctx, http.MethodGet, "https://"+op.MetricsAddr+"/metrics", nil)
 		if err != nil {
 			t.Fatal(err)
 		}
-		req.Header.Set("Authorization", "Bearer "+tr.Status.Token)
+		req.Header.Set("Authorization", "Bearer "+token)
 		resp, err := httpc.Do(req)
 		if err != nil {
-			t.Fatal(err)
+			return 0, nil, "", err
 		}
 		defer resp.Body.Close()
 		body, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
-		return resp.StatusCode, resp.Header, string(body)
+		return resp.StatusCode, resp.Header, string(body), nil
+	}
+	if err := wait.PollUntilContextTimeout(ctx, poll, timeout, true, func(context.Context) (bool, error) {
+		code, _, _, err := scrape(ready)
+		return err == nil && code == http.StatusOK, nil
+	}); err != nil {
+		t.Fatalf("the operator's metrics never answered 200: %v", err)
 	}
 
 	if err := s.env.StopAPIServer(); err != nil {
 		t.Fatal(err)
 	}
-	code, header, body := scrape()
+	code, header, body, err := scrape(fresh)
+	if err != nil {
+		t.Fatal(err)
+	}
 	if err := s.env.StartAPIServer(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -541,7 +558,7 @@ func (s *suite) checkMetricsAuthOutage(t *testing.T, op *util.FullOperator) {
 	deadline := time.Now().Add(30 * time.Second)
 	for code != http.StatusOK && time.Now().Before(deadline) {
 		time.Sleep(poll)
-		code, _, body = scrape()
+		code, _, body, _ = scrape(fresh)
 	}
 	if code != http.StatusOK {
 		t.Errorf("GET /metrics once the API server is back = %d (%.200s), want 200", code, body)

@@ -246,6 +246,12 @@ func (s *suite) operatorConfig() *rest.Config {
 // configuration, as the chart's ServiceAccount, with leader election.
 func (s *suite) startOperator(t *testing.T, change func(*configv1alpha1.Configuration)) *util.FullOperator {
 	t.Helper()
+	return s.startOperatorElected(t, change, true)
+}
+
+// startOperatorElected is startOperator with leader election on or off.
+func (s *suite) startOperatorElected(t *testing.T, change func(*configv1alpha1.Configuration), leaderElection bool) *util.FullOperator {
+	t.Helper()
 	cfg := s.config.DeepCopy()
 	if change != nil {
 		change(cfg)
@@ -254,7 +260,7 @@ func (s *suite) startOperator(t *testing.T, change func(*configv1alpha1.Configur
 		RESTConfig:       s.operatorConfig(),
 		Config:           cfg,
 		Namespace:        releaseNamespace,
-		LeaderElection:   true,
+		LeaderElection:   leaderElection,
 		MetricsSecure:    cfg.Metrics.Secure,
 		CertResyncPeriod: 2 * time.Second,
 		ProvidedCertDir:  s.certDir,
