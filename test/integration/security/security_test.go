@@ -500,11 +500,25 @@ func (s *suite) checkMetricsAuthOutage(t *testing.T, op *util.FullOperator) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// checkMetricsAuth made the ServiceAccount and its binding; a new token
-	// is in no cache of the operator's. The first waits for the operator's
+	// A scraper of its own, so the check runs alone too; each new token is
+	// in no cache of the operator's. The first waits for the operator's
 	// metrics, the second meets the outage unreviewed.
+	const ns, sa = "monitoring-outage", "scraper"
+	if _, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cs.CoreV1().ServiceAccounts(ns).Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: sa}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cs.RbacV1().ClusterRoleBindings().Create(ctx, &rbacv1.ClusterRoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: "outage-scraper-training-operator-metrics"},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "training-operator-metrics-reader"},
+		Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: ns, Name: sa}},
+	}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
 	newToken := func() string {
-		tr, err := cs.CoreV1().ServiceAccounts("monitoring").CreateToken(ctx, "prometheus", &authenticationv1.TokenRequest{}, metav1.CreateOptions{})
+		tr, err := cs.CoreV1().ServiceAccounts(ns).CreateToken(ctx, sa, &authenticationv1.TokenRequest{}, metav1.CreateOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
