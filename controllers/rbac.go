@@ -5,4 +5,10 @@ package controllers
 // +kubebuilder:rbac:groups="",resources=pods;services,verbs=get;list;watch;create;patch;delete
 // +kubebuilder:rbac:groups="",resources=events,verbs=create;patch;list
 // +kubebuilder:rbac:groups=autoscaling,resources=horizontalpodautoscalers,verbs=get;list;watch;create;patch;delete
-// +kubebuilder:rbac:groups=coordination.k8s.io,resources=leases,verbs=get;create;update
+//
+// The leader-election Lease: get and update name the default Lease (the
+// chart grants the one it configures); create cannot be named, and is
+// bounded by the Role it is generated into, in the operator's namespace
+// only (hack/chart).
+// +kubebuilder:rbac:groups=coordination.k8s.io,resources=leases,verbs=create
+// +kubebuilder:rbac:groups=coordination.k8s.io,resources=leases,verbs=get;update,resourceNames=1ca428e5.training-operator.kubeflow.org

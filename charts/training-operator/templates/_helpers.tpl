@@ -105,7 +105,9 @@ strictly by the operator: only fields of that API.
       "certManagement" $v.webhook.certManagement) -}}
 {{- $_ := set $c "metrics" (dict "bindAddress" (printf ":%d" (int $v.metrics.port)) "secure" $v.metrics.secure) -}}
 {{- $_ := set $c "health" (dict "probeBindAddress" ":8081") -}}
-{{- $_ := set $c "leaderElection" (dict "leaderElect" (eq (include "training-operator.leaderElect" .) "true")) -}}
+{{- $le := dict "leaderElect" (eq (include "training-operator.leaderElect" .) "true") -}}
+{{- with $v.leaderElection.resourceName }}{{ $_ := set $le "resourceName" . }}{{ end -}}
+{{- $_ := set $c "leaderElection" $le -}}
 {{- $pic := dict -}}
 {{- with $v.pytorchInitContainer.image }}{{ $_ := set $pic "image" . }}{{ end -}}
 {{- if not (kindIs "invalid" $v.pytorchInitContainer.maxTries) }}{{ $_ := set $pic "maxTries" (int $v.pytorchInitContainer.maxTries) }}{{ end -}}
@@ -130,7 +132,15 @@ and "operator" (Role in the release namespace) rule lists, as JSON.
 {{- $selfSigned := eq .Values.webhook.certManagement "self-signed" -}}
 {{- $cluster := $g.cluster | default list -}}
 {{- if $selfSigned }}{{ $cluster = concat $cluster ($g.webhookConfigurations | default list) }}{{ end -}}
-{{- $operator := $g.operatorNamespace | default list -}}
+{{- /* The generated rules name the default Lease; grant the configured one. */ -}}
+{{- $operator := list -}}
+{{- range $g.operatorNamespace | default list -}}
+{{- if and (has "leases" .resources) .resourceNames $.Values.leaderElection.resourceName -}}
+{{- $operator = append $operator (set (deepCopy .) "resourceNames" (list $.Values.leaderElection.resourceName)) -}}
+{{- else -}}
+{{- $operator = append $operator . -}}
+{{- end -}}
+{{- end -}}
 {{- if $selfSigned }}
 {{- /* The generated rules name the default Secret; grant the configured one. */ -}}
 {{- $secret := list -}}

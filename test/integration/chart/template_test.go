@@ -947,6 +947,54 @@ func TestSensitiveRulesNamed(t *testing.T) {
 	}
 }
 
+// TestLeaseRulesNamed: in every values set, the operator may get and
+// update only its own leader-election Lease (the configured name), and
+// create Leases only through a Role in the release namespace (a create
+// cannot be named); no ClusterRole grants anything on Leases.
+func TestLeaseRulesNamed(t *testing.T) {
+	custom := valueSet{name: "custom Lease name", ns: "kubeflow", values: map[string]any{"leaderElection": map[string]any{"resourceName": "my-lease"}}}
+	for _, vs := range append(valueSets, custom) {
+		t.Run(vs.name, func(t *testing.T) {
+			lease := "1ca428e5.training-operator.kubeflow.org"
+			if le, ok := vs.values["leaderElection"].(map[string]any); ok && le["resourceName"] != nil {
+				lease = le["resourceName"].(string)
+			}
+			m := render(t, vs.ns, vs.values)
+			var named, create bool
+			for _, o := range append(m.ofKind("ClusterRole"), m.ofKind("Role")...) {
+				for i, r := range typed[rbacv1.ClusterRole](t, o).Rules {
+					if !slices.Contains(r.Resources, "leases") && !slices.Contains(r.Resources, "*") {
+						continue
+					}
+					where := fmt.Sprintf("%s %s/%s rules[%d] %v", o.GetKind(), o.GetNamespace(), o.GetName(), i, r.Verbs)
+					if o.GetKind() != "Role" || o.GetNamespace() != vs.ns {
+						t.Errorf("%s: Leases granted outside a Role in the release namespace %s", where, vs.ns)
+					}
+					switch {
+					case slices.Equal(r.Verbs, []string{"create"}):
+						create = true
+					case len(r.ResourceNames) > 0:
+						named = true
+						if diff := cmp.Diff([]string{lease}, r.ResourceNames); diff != "" {
+							t.Errorf("%s: resourceNames (-want +got):\n%s", where, diff)
+						}
+					default:
+						t.Errorf("%s: unnamed", where)
+					}
+				}
+			}
+			if !named || !create {
+				t.Errorf("Lease rules: named get/update %v, create %v; want both", named, create)
+			}
+			c := deployment(t, m, vs.ns).Spec.Template.Spec.Containers[0]
+			cfg := operatorConfiguration(t, configMap(t, m, vs.ns, "training-operator-config").Data["config.yaml"], c.Args)
+			if cfg.LeaderElection.ResourceName != lease {
+				t.Errorf("the configuration's Lease %q, want %q", cfg.LeaderElection.ResourceName, lease)
+			}
+		})
+	}
+}
+
 // TestCertManagerChain: with cert-manager, the chart and kustomize issue the
 // serving certificate from a CA Issuer whose CA Certificate comes from the
 // self-signed Issuer, so a renewal of the serving certificate keeps the CA
