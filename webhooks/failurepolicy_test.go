@@ -139,6 +139,43 @@ func TestValidateFailurePolicy(t *testing.T) {
 	})
 }
 
+// MPIJob containers may have any name: a rule reads the job's main
+// container (spec.mainContainer, else the first), and a containerName must
+// name a container the targeted templates have, "mpi" included.
+func TestValidateFailurePolicyMPIJob(t *testing.T) {
+	const (
+		launcher = kubeflowv1.MPIJobReplicaTypeLauncher
+		worker   = kubeflowv1.MPIJobReplicaTypeWorker
+	)
+	named := func(fp *kubeflowv1.FailurePolicy, mutate ...func(*kubeflowv1.MPIJob)) *kubeflowv1.MPIJob {
+		j := mpiJob("m", specs{launcher: rs(1, ctr("launcher")), worker: rs(2, ctr("worker"))}, mutate...)
+		j.Spec.RunPolicy.FailurePolicy = fp
+		return j
+	}
+	fp := testjobs.MakeFailurePolicy
+	in := kubeflowv1.FailurePolicyOnExitCodesOpIn
+	containerName := field.NewPath("spec", "runPolicy", "failurePolicy", "rules").Index(0).Child("onExitCodes", "containerName")
+	runValidationCases(t, ValidateMPIJob, []validationCase[*kubeflowv1.MPIJob]{
+		{name: "a rule without containerName", job: named(fp(1).Rule("r", kubeflowv1.FailJobAction).OnExitCodes("", in, 1).Obj())},
+		{name: "the launcher's container on the Launcher", job: named(fp(1).Rule("r", kubeflowv1.FailJobAction, launcher).OnExitCodes("launcher", in, 1).Obj())},
+		{
+			name: "spec.mainContainer, second in both templates",
+			job: named(fp(1).Rule("r", kubeflowv1.FailJobAction).OnExitCodes("trainer", in, 1).Obj(), func(j *kubeflowv1.MPIJob) {
+				j.Spec.MainContainer = "trainer"
+				j.Spec.MPIReplicaSpecs = specs{launcher: rs(1, ctr("sidecar"), ctr("trainer")), worker: rs(2, ctr("sidecar"), ctr("trainer"))}
+			}),
+		},
+		{
+			name: "mpi, which no container is called",
+			job:  named(fp(1).Rule("r", kubeflowv1.FailJobAction).OnExitCodes("mpi", in, 1).Obj()),
+			wantErrs: field.ErrorList{
+				field.Invalid(containerName, "mpi", "must name a container of every targeted replica type; replica type Launcher has none of that name"),
+				field.Invalid(containerName, "mpi", "must name a container of every targeted replica type; replica type Worker has none of that name"),
+			},
+		},
+	})
+}
+
 func TestFailurePolicyElasticPaddle(t *testing.T) {
 	j := testjobs.MakePaddleJob("p", "ns").Master(1).Workers(2).Elastic(1, 2).Obj()
 	j.Spec.RunPolicy.FailurePolicy = testjobs.MakeFailurePolicy(1).Obj()

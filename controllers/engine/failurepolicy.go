@@ -52,6 +52,9 @@ const staleRetry = time.Second
 type jobFailure struct {
 	podFailure
 	pod *corev1.Pod
+	// main is the pod's main container (adapter.mainContainer), whose
+	// exit code a rule without containerName reads.
+	main string
 	// at is when the pod failed: its container's termination, its
 	// disruption or its deletion, whichever came first.
 	at time.Time
@@ -89,14 +92,14 @@ func failedAt(pod *corev1.Pod) time.Time {
 	return at
 }
 
-// mainContainerFailed reports whether the default container terminated
+// mainContainerFailed reports whether the main container terminated
 // non-zero while the pod still runs (a sidecar keeps it Running).
-func mainContainerFailed(pod *corev1.Pod, defaultContainer string) bool {
+func mainContainerFailed(pod *corev1.Pod, main string) bool {
 	if pod.Status.Phase != corev1.PodRunning {
 		return false
 	}
 	for _, cs := range pod.Status.ContainerStatuses {
-		if cs.Name == defaultContainer && cs.State.Terminated != nil && cs.State.Terminated.ExitCode != 0 {
+		if cs.Name == main && cs.State.Terminated != nil && cs.State.Terminated.ExitCode != 0 {
 			return true
 		}
 	}
@@ -126,10 +129,10 @@ type verdict struct {
 // first: a failure a rule hands to the replica's restartPolicy is left to
 // the per-pod handling (perPod); the first one that is not decides. The
 // ranks that die afterwards of the first one's timeout are not judged.
-func judge(fp *kubeflowv1.FailurePolicy, failures []jobFailure, defaultContainer string) (v *verdict, perPod []jobFailure) {
+func judge(fp *kubeflowv1.FailurePolicy, failures []jobFailure) (v *verdict, perPod []jobFailure) {
 	byTime(failures)
 	for _, f := range failures {
-		rule := matchRule(fp, f, defaultContainer)
+		rule := matchRule(fp, f)
 		if rule != nil && rule.Action == kubeflowv1.UseReplicaRestartPolicyAction {
 			perPod = append(perPod, f)
 			continue
@@ -143,23 +146,23 @@ func judge(fp *kubeflowv1.FailurePolicy, failures []jobFailure, defaultContainer
 }
 
 // matchRule is the first rule matching f, or nil.
-func matchRule(fp *kubeflowv1.FailurePolicy, f jobFailure, defaultContainer string) *kubeflowv1.FailurePolicyRule {
+func matchRule(fp *kubeflowv1.FailurePolicy, f jobFailure) *kubeflowv1.FailurePolicyRule {
 	for i := range fp.Rules {
-		if ruleMatches(&fp.Rules[i], f, defaultContainer) {
+		if ruleMatches(&fp.Rules[i], f) {
 			return &fp.Rules[i]
 		}
 	}
 	return nil
 }
 
-func ruleMatches(rule *kubeflowv1.FailurePolicyRule, f jobFailure, defaultContainer string) bool {
+func ruleMatches(rule *kubeflowv1.FailurePolicyRule, f jobFailure) bool {
 	if len(rule.TargetReplicaTypes) > 0 && !slices.Contains(rule.TargetReplicaTypes, f.RType) {
 		return false
 	}
 	if ec := rule.OnExitCodes; ec != nil {
 		name := ec.ContainerName
 		if name == "" {
-			name = defaultContainer
+			name = f.main
 		}
 		code, ok := exitCode(f.pod, name)
 		if !ok || code == 0 {
@@ -247,7 +250,7 @@ func (r *Reconciler[J]) applyFailurePolicy(job J, cur children, specs map[kubefl
 	st := &p.status
 	fp := r.fw.RunPolicy(job).FailurePolicy
 	kind, name := r.fw.Kind(), job.GetName()
-	v, perPod := judge(fp, r.currentFailures(job, cur), r.fw.DefaultContainerName())
+	v, perPod := judge(fp, r.currentFailures(job, cur, specs))
 	if v == nil {
 		// Only failures for the per-pod rule, which the pass applies next.
 		return policyNone
@@ -300,31 +303,32 @@ func (r *Reconciler[J]) applyFailurePolicy(job J, cur children, specs map[kubefl
 // currentFailures are the failures of the current attempt's pods not
 // counted or being deleted by us yet. Failures of replica types the
 // framework tolerates (TF's dynamic workers) stay with the per-pod rule.
-func (r *Reconciler[J]) currentFailures(job J, cur children) []jobFailure {
+func (r *Reconciler[J]) currentFailures(job J, cur children, specs map[kubeflowv1.ReplicaType]*kubeflowv1.ReplicaSpec) []jobFailure {
 	counted := countedSet(job.JobStatus().CountedPods)
 	tolerance := r.fw.tolerance
-	j, dc := r.jobRef(job), r.fw.DefaultContainerName()
+	j := r.jobRef(job)
 	var out []jobFailure
 	for rt, byIndex := range cur.pods {
 		if tolerance != nil && tolerance.ToleratesFailure(job, rt) {
 			continue
 		}
+		main := r.fw.mainContainer(job, specs[rt])
 		for _, pod := range byIndex {
 			if counted[string(pod.UID)] || r.memory.IsDeleting(j, pod.UID) {
 				continue
 			}
 			deleted := pod.DeletionTimestamp != nil && pod.Status.Phase != corev1.PodSucceeded
-			if pod.Status.Phase != corev1.PodFailed && !deleted && !mainContainerFailed(pod, dc) {
+			if pod.Status.Phase != corev1.PodFailed && !deleted && !mainContainerFailed(pod, main) {
 				continue
 			}
-			f := describeFailure(pod, rt, dc)
+			f := describeFailure(pod, rt, main)
 			if deleted {
 				f.Disrupted = true
 				if f.Reason == "" {
 					f.Reason = "Deleted"
 				}
 			}
-			out = append(out, jobFailure{podFailure: f, pod: pod, at: failedAt(pod)})
+			out = append(out, jobFailure{podFailure: f, pod: pod, main: main, at: failedAt(pod)})
 		}
 	}
 	return out

@@ -31,7 +31,7 @@ func failedWorker(i int, code int32, sec int) *corev1.Pod {
 }
 
 func jf(p *corev1.Pod) jobFailure {
-	return jobFailure{podFailure: describeFailure(p, "Worker", "pytorch"), pod: p, at: failedAt(p)}
+	return jobFailure{podFailure: describeFailure(p, "Worker", "pytorch"), pod: p, main: "pytorch", at: failedAt(p)}
 }
 
 func TestJudge(t *testing.T) {
@@ -107,7 +107,7 @@ func TestJudge(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			v, perPod := judge(tc.policy, tc.failures, "pytorch")
+			v, perPod := judge(tc.policy, tc.failures)
 			var gotAction kubeflowv1.FailurePolicyAction
 			var gotRule, gotPod string
 			if v != nil {
@@ -184,6 +184,83 @@ func TestApplyFailurePolicy(t *testing.T) {
 	out, _ = run(fp(2).Obj(), kubeflowv1.JobStatus{CountedPods: []string{string(counted.UID)}}, counted)
 	if out != policyNone {
 		t.Errorf("counted failure judged again: %v", out)
+	}
+}
+
+// A rule without containerName reads the job's main container as its kind
+// resolves it (MPIJob: spec.mainContainer, else the first container), not
+// a container that happens to carry the kind's default name.
+func TestFailurePolicyMainContainer(t *testing.T) {
+	userError := testjobs.MakeFailurePolicy(3).Rule("user", kubeflowv1.FailJobAction).
+		OnExitCodes("", kubeflowv1.FailurePolicyOnExitCodesOpIn, 1).Obj()
+	// Cached pods have no spec: the main container comes from the template.
+	launcher := func() *testjobs.PodWrapper {
+		return testjobs.MakePod("m-launcher", "ns").UID("l").
+			Label(kubeflowv1.ReplicaTypeLabel, "launcher").Label(kubeflowv1.ReplicaIndexLabel, "0")
+	}
+	named := testjobs.MakeMPIJob("m", "ns").UID("job").Launcher().Workers(1).
+		ContainerName(kubeflowv1.MPIJobReplicaTypeLauncher, "launcher").ContainerName(kubeflowv1.MPIJobReplicaTypeWorker, "worker")
+	type result struct {
+		Outcome   policyOutcome
+		Action    string
+		Condition string
+	}
+	failed := func(msg string) result {
+		return result{policyFailed, "FailJob", "MPIJob m has failed because the failure policy's " + msg + "."}
+	}
+	cases := []struct {
+		name string
+		job  *kubeflowv1.MPIJob
+		pod  *corev1.Pod
+		want result
+	}{
+		{
+			name: "containers launcher and worker: the launcher exits 1",
+			job:  named.Obj(),
+			pod:  launcher().Phase(corev1.PodFailed).Terminated("launcher", 1, "Error").Obj(),
+			want: failed(`rule "user" (FailJob) matched pod m-launcher: container launcher exited with code 1 (Error)`),
+		},
+		{
+			name: "spec.mainContainer after a sidecar exits 1 while the sidecar runs",
+			job: testjobs.MakeMPIJob("m", "ns").UID("job").Launcher().Workers(1).MainContainer("trainer").
+				ContainerName(kubeflowv1.MPIJobReplicaTypeLauncher, "sidecar").
+				Container(kubeflowv1.MPIJobReplicaTypeLauncher, corev1.Container{Name: "trainer", Image: testjobs.MPIImage}).Obj(),
+			pod: launcher().Phase(corev1.PodRunning).
+				Running("sidecar").Terminated("trainer", 1, "Error").Obj(),
+			want: failed(`rule "user" (FailJob) matched pod m-launcher: container trainer exited with code 1 (Error)`),
+		},
+		{
+			name: "a second container's code is not the main container's",
+			job:  named.Obj(),
+			pod: launcher().Phase(corev1.PodFailed).
+				Terminated("launcher", 3, "Error").Terminated("sidecar", 1, "Error").Obj(),
+			want: result{policyRestarted, "RestartJob",
+				"MPIJob m is restarting the whole job, attempt 1: no rule matched (RestartJob) pod m-launcher: container launcher exited with code 3 (Error); restarts counted 1/3."},
+		},
+		{
+			name: "a container named mpi, as v1's examples",
+			job:  testjobs.MakeMPIJob("m", "ns").UID("job").Launcher().Workers(1).Obj(),
+			pod:  launcher().Phase(corev1.PodFailed).Terminated("mpi", 1, "Error").Obj(),
+			want: failed(`rule "user" (FailJob) matched pod m-launcher: container mpi exited with code 1 (Error)`),
+		},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			job := testjobs.WithFailurePolicy(tc.job, userError)
+			job.ApplyDefaults()
+			r := &Reconciler[*kubeflowv1.MPIJob]{fw: resolve(fakeMPIFramework{}), memory: NewJobMemory(nil)}
+			p := &plan{}
+			ch := bucketChildren(job.Spec.MPIReplicaSpecs, []*corev1.Pod{tc.pod}, nil, nil)
+			got := result{Outcome: r.applyFailurePolicy(job, ch, job.Spec.MPIReplicaSpecs, p, metav1.NewTime(fpT0)), Action: p.policyAction}
+			for _, c := range p.status.Conditions {
+				if c.Status == corev1.ConditionTrue {
+					got.Condition = c.Message
+				}
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("(-want +got):\n%s", diff)
+			}
+		})
 	}
 }
 

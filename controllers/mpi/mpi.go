@@ -124,22 +124,6 @@ func workerName(jobName string, i int) string {
 	return kubeflowv1.ReplicaName(jobName, kubeflowv1.MPIJobReplicaTypeWorker, i)
 }
 
-// mainContainer is the container that runs MPI: spec.mainContainer when the
-// pod has a container of that name, else the first container.
-func mainContainer(spec *corev1.PodSpec, name string) *corev1.Container {
-	if name != "" {
-		for i := range spec.Containers {
-			if spec.Containers[i].Name == name {
-				return &spec.Containers[i]
-			}
-		}
-	}
-	if len(spec.Containers) == 0 {
-		return nil
-	}
-	return &spec.Containers[0]
-}
-
 // isGPULauncher reports whether any launcher container asks for a GPU: a
 // limit named *.com/gpu or containing "gpu". Such a launcher takes part in
 // the computation, so it is listed in the hostfile.
@@ -160,7 +144,7 @@ func isGPULauncher(j *kubeflowv1.MPIJob) bool {
 
 // DecoratePod implements engine.Framework.
 func (f *Framework) DecoratePod(j *kubeflowv1.MPIJob, rt kubeflowv1.ReplicaType, _ int, pod *corev1.Pod) error {
-	c := mainContainer(&pod.Spec, j.Spec.MainContainer)
+	c := j.MainContainer(&pod.Spec)
 	if c == nil {
 		return fmt.Errorf("MPIJob %s: %s template has no containers", j.Name, rt)
 	}

@@ -126,6 +126,18 @@ var _ = Describe("failure policy", func() {
 		Expect(st.Restarts).To(BeZero())
 	})
 
+	It("fails an MPIJob whose containers are not called mpi on a FailJob rule without containerName", func(ctx context.Context) {
+		job := testjobs.WithFailurePolicy(testjobs.MakeMPIJob("mc", ns).Launcher().Workers(1).
+			ContainerName(kubeflowv1.MPIJobReplicaTypeLauncher, "launcher").ContainerName(kubeflowv1.MPIJobReplicaTypeWorker, "worker").Obj(),
+			fp(2).Rule("user-error", kubeflowv1.FailJobAction).OnExitCodes("", kubeflowv1.FailurePolicyOnExitCodesOpIn, 1).Obj())
+		Expect(k8s.Create(ctx, job)).To(Succeed())
+		attemptPodsRunning(ctx, ns, "mc", 2, 0)
+		exitPod(ctx, ns, "mc-launcher", 1)
+		st := eventuallyCondition(ctx, job, kubeflowv1.JobFailed)
+		Expect(condition(*st, kubeflowv1.JobFailed).Message).To(ContainSubstring(`rule "user-error" (FailJob) matched pod mc-launcher: container launcher exited with code 1`))
+		Expect(st.Restarts).To(BeZero())
+	})
+
 	It("restarts on the earliest failure when a later one would match FailJob", func(ctx context.Context) {
 		job := testjobs.MakePyTorchJob("ef", ns).Master(1).Workers(2).FailurePolicy(fp(5).
 			Rule("user-error", kubeflowv1.FailJobAction).OnExitCodes("", kubeflowv1.FailurePolicyOnExitCodesOpIn, 2).Obj()).Obj()

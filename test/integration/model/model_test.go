@@ -1219,7 +1219,7 @@ func (e *env) hold(ctx context.Context, pod *corev1.Pod, add bool) error {
 // reports a pod kept terminating by holdFinalizer, to release once the
 // operator has reacted.
 func (e *env) apply(ctx context.Context, s *Scenario, st Step, recreated bool, pod *corev1.Pod, at metav1.Time) (held bool, err error) {
-	container := defaultContainer(s.Kind)
+	container := s.MainContainer(st.Type)
 	outcome, code := st.Outcome, st.Code
 	if inPlace(s, st) && outcome == Succeed {
 		outcome, code = Crash, 0
@@ -1228,7 +1228,7 @@ func (e *env) apply(ctx context.Context, s *Scenario, st Step, recreated bool, p
 		e.trace.expect(pod.UID, recreated || outcome == Delete || outcome == APIEvict)
 	}
 	now := metav1.Now()
-	// end terminates a container; the default one with the step's code,
+	// end terminates a container; the main one with the step's code,
 	// others (the sidecar) as the kubelet stops them once the pod ends.
 	end := func(p *corev1.Pod, name string, code int32, reason string) {
 		for i := range p.Status.ContainerStatuses {
