@@ -44,8 +44,8 @@ var (
 // validateFailurePolicy checks a defaulted job's runPolicy.failurePolicy:
 // known action and strategy, maxRestarts not negative, unique rule names,
 // at most one of onExitCodes and onPodConditions per rule, exit codes 1-255
-// and unique, containerName present in every targeted template, and target
-// replica types the job has.
+// and unique, containerName a container or init container of every
+// targeted template, and target replica types the job has.
 func validateFailurePolicy(job kubeflowv1.Job) field.ErrorList {
 	fp := job.RunPolicy().FailurePolicy
 	if fp == nil {
@@ -137,9 +137,10 @@ func validateOnExitCodes(job kubeflowv1.Job, ec *kubeflowv1.FailurePolicyOnExitC
 			// rules (MPIJob's main container is one of the template's).
 			continue
 		}
-		if !slices.ContainsFunc(tmpl.Containers, func(c corev1.Container) bool { return c.Name == ec.ContainerName }) {
+		named := func(c corev1.Container) bool { return c.Name == ec.ContainerName }
+		if !slices.ContainsFunc(tmpl.Containers, named) && !slices.ContainsFunc(tmpl.InitContainers, named) {
 			errs = append(errs, field.Invalid(p.Child("containerName"), ec.ContainerName,
-				fmt.Sprintf("must name a container of every targeted replica type; replica type %s has none of that name", rt)))
+				fmt.Sprintf("must name a container or init container of every targeted replica type; replica type %s has none of that name", rt)))
 		}
 	}
 	return errs

@@ -37,6 +37,15 @@ func TestValidateFailurePolicy(t *testing.T) {
 		{name: "sidecar container targeted on workers", job: withFP(fp(1).Rule("r", kubeflowv1.FailJobAction, worker).
 			OnExitCodes("sidecar", kubeflowv1.FailurePolicyOnExitCodesOpNotIn, 3).Obj())},
 		{
+			name: "an init container of every template",
+			job: withFP(fp(1).Rule("r", kubeflowv1.FailJobAction).OnExitCodes("fetch", kubeflowv1.FailurePolicyOnExitCodesOpIn, 2).Obj(),
+				func(j *kubeflowv1.PyTorchJob) {
+					for _, s := range j.Spec.PyTorchReplicaSpecs {
+						s.Template.Spec.InitContainers = []corev1.Container{ctr("fetch")}
+					}
+				}),
+		},
+		{
 			name:     "negative maxRestarts",
 			job:      withFP(fp(-1).Obj()),
 			wantErrs: field.ErrorList{field.Invalid(fpPath.Child("maxRestarts"), int64(-1), "must be greater than or equal to 0")},
@@ -87,7 +96,7 @@ func TestValidateFailurePolicy(t *testing.T) {
 			job: withFP(fp(1).Rule("r", kubeflowv1.FailJobAction).
 				OnExitCodes("sidecar", kubeflowv1.FailurePolicyOnExitCodesOpIn, 1).Obj()),
 			wantErrs: field.ErrorList{field.Invalid(rules.Index(0).Child("onExitCodes", "containerName"), "sidecar",
-				"must name a container of every targeted replica type; replica type Master has none of that name")},
+				"must name a container or init container of every targeted replica type; replica type Master has none of that name")},
 		},
 		{
 			name: "target replica type the job lacks",
@@ -169,8 +178,8 @@ func TestValidateFailurePolicyMPIJob(t *testing.T) {
 			name: "mpi, which no container is called",
 			job:  named(fp(1).Rule("r", kubeflowv1.FailJobAction).OnExitCodes("mpi", in, 1).Obj()),
 			wantErrs: field.ErrorList{
-				field.Invalid(containerName, "mpi", "must name a container of every targeted replica type; replica type Launcher has none of that name"),
-				field.Invalid(containerName, "mpi", "must name a container of every targeted replica type; replica type Worker has none of that name"),
+				field.Invalid(containerName, "mpi", "must name a container or init container of every targeted replica type; replica type Launcher has none of that name"),
+				field.Invalid(containerName, "mpi", "must name a container or init container of every targeted replica type; replica type Worker has none of that name"),
 			},
 		},
 	})

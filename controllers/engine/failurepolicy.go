@@ -52,9 +52,10 @@ const staleRetry = time.Second
 type jobFailure struct {
 	podFailure
 	pod *corev1.Pod
-	// main is the pod's main container (adapter.mainContainer), whose
-	// exit code a rule without containerName reads.
-	main string
+	// mainExit is the exit a rule without containerName reads (mainExit):
+	// its container and termination; nil when there is none.
+	mainExitName string
+	mainExit     *corev1.ContainerStateTerminated
 	// at is when the pod failed: its container's termination, its
 	// disruption or its deletion, whichever came first.
 	at time.Time
@@ -68,9 +69,11 @@ func failedAt(pod *corev1.Pod) time.Time {
 			at = t
 		}
 	}
-	for _, cs := range pod.Status.ContainerStatuses {
-		if t := cs.State.Terminated; t != nil && t.ExitCode != 0 {
-			earlier(t.FinishedAt.Time)
+	for _, statuses := range [][]corev1.ContainerStatus{pod.Status.InitContainerStatuses, pod.Status.ContainerStatuses} {
+		for _, cs := range statuses {
+			if t := cs.State.Terminated; t != nil && t.ExitCode != 0 {
+				earlier(t.FinishedAt.Time)
+			}
 		}
 	}
 	for _, c := range pod.Status.Conditions {
@@ -140,6 +143,10 @@ func judge(fp *kubeflowv1.FailurePolicy, failures []jobFailure) (v *verdict, per
 		if rule == nil {
 			return &verdict{action: kubeflowv1.RestartJobAction, failure: f}, perPod
 		}
+		if ec := rule.OnExitCodes; ec != nil {
+			// The message names the container the rule read.
+			f.Container, f.ExitCode = f.exit(ec.ContainerName)
+		}
 		return &verdict{action: rule.Action, rule: rule.Name, failure: f}, perPod
 	}
 	return nil, perPod
@@ -160,12 +167,8 @@ func ruleMatches(rule *kubeflowv1.FailurePolicyRule, f jobFailure) bool {
 		return false
 	}
 	if ec := rule.OnExitCodes; ec != nil {
-		name := ec.ContainerName
-		if name == "" {
-			name = f.main
-		}
-		code, ok := exitCode(f.pod, name)
-		if !ok || code == 0 {
+		name, code := f.exit(ec.ContainerName)
+		if name == "" || code == 0 {
 			return false
 		}
 		in := slices.Contains(ec.Values, code)
@@ -185,20 +188,71 @@ func ruleMatches(rule *kubeflowv1.FailurePolicyRule, f jobFailure) bool {
 	return true
 }
 
-// exitCode is the termination exit code of a container of pod.
-func exitCode(pod *corev1.Pod, container string) (int32, bool) {
-	for _, cs := range pod.Status.ContainerStatuses {
-		if cs.Name != container {
+// exit is the container an onExitCodes rule naming container reads and
+// its exit code: the container or init container of that name (as batch/v1
+// reads any container), the failure's mainExit when container is "". The
+// name is "" when that container has not terminated.
+func (f *jobFailure) exit(container string) (string, int32) {
+	if container == "" {
+		if f.mainExit == nil {
+			return "", 0
+		}
+		return f.mainExitName, f.mainExit.ExitCode
+	}
+	for _, statuses := range [][]corev1.ContainerStatus{f.pod.Status.ContainerStatuses, f.pod.Status.InitContainerStatuses} {
+		if t := terminated(statuses, container); t != nil {
+			return container, t.ExitCode
+		}
+	}
+	return "", 0
+}
+
+// terminated is the last termination of the container named name.
+func terminated(statuses []corev1.ContainerStatus, name string) *corev1.ContainerStateTerminated {
+	for _, cs := range statuses {
+		if cs.Name != name {
 			continue
 		}
 		if t := cs.State.Terminated; t != nil {
-			return t.ExitCode, true
+			return t
 		}
-		if t := cs.LastTerminationState.Terminated; t != nil {
-			return t.ExitCode, true
+		return cs.LastTerminationState.Terminated
+	}
+	return nil
+}
+
+// mainExit is the exit a rule without containerName reads: the main
+// container's; before it ran, that of the init container that failed the
+// pod (a data fetch, the MPI launcher's kubectl delivery). Native sidecars
+// (init containers that restart) are never read by such a rule.
+func mainExit(pod *corev1.Pod, main string, sidecars map[string]bool) (string, *corev1.ContainerStateTerminated) {
+	if t := terminated(pod.Status.ContainerStatuses, main); t != nil {
+		return main, t
+	}
+	for _, cs := range pod.Status.InitContainerStatuses {
+		if t := cs.State.Terminated; t != nil && t.ExitCode != 0 && !sidecars[cs.Name] {
+			return cs.Name, t
 		}
 	}
-	return 0, false
+	return "", nil
+}
+
+// nativeSidecars are the init containers of a replica's template that
+// restart (restartPolicy Always): sidecars, not steps of the pod's start.
+func nativeSidecars(spec *kubeflowv1.ReplicaSpec) map[string]bool {
+	if spec == nil {
+		return nil
+	}
+	var out map[string]bool
+	for _, c := range spec.Template.Spec.InitContainers {
+		if c.RestartPolicy != nil && *c.RestartPolicy == corev1.ContainerRestartPolicyAlways {
+			if out == nil {
+				out = map[string]bool{}
+			}
+			out[c.Name] = true
+		}
+	}
+	return out
 }
 
 // describe names the rule (or its absence), the failure and the budget
@@ -312,7 +366,7 @@ func (r *Reconciler[J]) currentFailures(job J, cur children, specs map[kubeflowv
 		if tolerance != nil && tolerance.ToleratesFailure(job, rt) {
 			continue
 		}
-		main := r.fw.mainContainer(job, specs[rt])
+		main, sidecars := r.fw.mainContainer(job, specs[rt]), nativeSidecars(specs[rt])
 		for _, pod := range byIndex {
 			if counted[string(pod.UID)] || r.memory.IsDeleting(j, pod.UID) {
 				continue
@@ -328,7 +382,16 @@ func (r *Reconciler[J]) currentFailures(job J, cur children, specs map[kubeflowv
 					f.Reason = "Deleted"
 				}
 			}
-			out = append(out, jobFailure{podFailure: f, pod: pod, main: main, at: failedAt(pod)})
+			jf := jobFailure{podFailure: f, pod: pod, at: failedAt(pod)}
+			jf.mainExitName, jf.mainExit = mainExit(pod, main, sidecars)
+			if f.Container == "" && jf.mainExit != nil {
+				// Failed before its containers ran: the init container's exit.
+				jf.Container, jf.ExitCode = jf.mainExitName, jf.mainExit.ExitCode
+				if jf.Reason == "" {
+					jf.Reason = jf.mainExit.Reason
+				}
+			}
+			out = append(out, jf)
 		}
 	}
 	return out
