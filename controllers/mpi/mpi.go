@@ -71,11 +71,16 @@ var _ engine.RunPolicyOverride[*kubeflowv1.MPIJob] = (*Framework)(nil)
 // RunPolicy implements engine.RunPolicyOverride. It is a copy whose
 // cleanPodPolicy is the effective one (runPolicy's, else the deprecated
 // spec.cleanPodPolicy), read at use time so that an update of either field
-// takes effect, as in v1.
+// takes effect, as in v1. With neither set it stays unset, the engine's
+// default (a job with a failure policy has none stored).
 func (*Framework) RunPolicy(j *kubeflowv1.MPIJob) *kubeflowv1.RunPolicy {
 	rp := j.Spec.RunPolicy
-	p := kubeflowv1.EffectiveCleanPodPolicy(j)
-	rp.CleanPodPolicy = &p
+	rp.CleanPodPolicy = nil
+	set := func(p *kubeflowv1.CleanPodPolicy) bool { return p != nil && *p != kubeflowv1.CleanPodPolicyUndefined }
+	if set(j.Spec.RunPolicy.CleanPodPolicy) || set(j.Spec.CleanPodPolicy) {
+		p := kubeflowv1.EffectiveCleanPodPolicy(j)
+		rp.CleanPodPolicy = &p
+	}
 	return &rp
 }
 
