@@ -44,8 +44,8 @@ var (
 // validateFailurePolicy checks a defaulted job's runPolicy.failurePolicy:
 // known action and strategy, maxRestarts not negative, unique rule names,
 // at most one of onExitCodes and onPodConditions per rule, exit codes 1-255
-// and unique, containerName present in every targeted template, and target
-// replica types the job has.
+// and unique, containerName a container or init container of every
+// targeted template, and target replica types the job has.
 func validateFailurePolicy(job kubeflowv1.Job) field.ErrorList {
 	fp := job.RunPolicy().FailurePolicy
 	if fp == nil {
@@ -84,7 +84,7 @@ func validateFailurePolicy(job kubeflowv1.Job) field.ErrorList {
 			errs = append(errs, field.Forbidden(rp, "must not set both onExitCodes and onPodConditions"))
 		}
 		if ec := rule.OnExitCodes; ec != nil {
-			errs = append(errs, validateOnExitCodes(ec, rp.Child("onExitCodes"), specs, targets, job.KindInfo().DefaultContainerName)...)
+			errs = append(errs, validateOnExitCodes(job, ec, rp.Child("onExitCodes"), targets)...)
 		}
 		for j, c := range rule.OnPodConditions {
 			cp := rp.Child("onPodConditions").Index(j)
@@ -99,7 +99,7 @@ func validateFailurePolicy(job kubeflowv1.Job) field.ErrorList {
 	return errs
 }
 
-func validateOnExitCodes(ec *kubeflowv1.FailurePolicyOnExitCodesRequirement, p *field.Path, specs map[kubeflowv1.ReplicaType]*kubeflowv1.ReplicaSpec, targets []kubeflowv1.ReplicaType, defaultContainer string) field.ErrorList {
+func validateOnExitCodes(job kubeflowv1.Job, ec *kubeflowv1.FailurePolicyOnExitCodesRequirement, p *field.Path, targets []kubeflowv1.ReplicaType) field.ErrorList {
 	var errs field.ErrorList
 	if !slices.Contains(exitCodeOperators, string(ec.Operator)) {
 		errs = append(errs, field.NotSupported(p.Child("operator"), ec.Operator, exitCodeOperators))
@@ -118,10 +118,11 @@ func validateOnExitCodes(ec *kubeflowv1.FailurePolicyOnExitCodesRequirement, p *
 		}
 		seen[v] = true
 	}
-	if ec.ContainerName == "" || ec.ContainerName == defaultContainer {
-		// Every replica has the default container (the replica rules check it).
+	if ec.ContainerName == "" {
+		// The main container, which every replica has.
 		return errs
 	}
+	specs := job.ReplicaSpecs()
 	if len(targets) == 0 {
 		targets = sortedTypes(specs)
 	}
@@ -130,9 +131,16 @@ func validateOnExitCodes(ec *kubeflowv1.FailurePolicyOnExitCodesRequirement, p *
 		if spec == nil {
 			continue
 		}
-		if !slices.ContainsFunc(spec.Template.Spec.Containers, func(c corev1.Container) bool { return c.Name == ec.ContainerName }) {
+		tmpl := &spec.Template.Spec
+		if ec.ContainerName == kubeflowv1.MainContainerName(job, tmpl) {
+			// The kind's default container is required by its replica
+			// rules (MPIJob's main container is one of the template's).
+			continue
+		}
+		named := func(c corev1.Container) bool { return c.Name == ec.ContainerName }
+		if !slices.ContainsFunc(tmpl.Containers, named) && !slices.ContainsFunc(tmpl.InitContainers, named) {
 			errs = append(errs, field.Invalid(p.Child("containerName"), ec.ContainerName,
-				fmt.Sprintf("must name a container of every targeted replica type; replica type %s has none of that name", rt)))
+				fmt.Sprintf("must name a container or init container of every targeted replica type; replica type %s has none of that name", rt)))
 		}
 	}
 	return errs

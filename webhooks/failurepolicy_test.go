@@ -37,6 +37,15 @@ func TestValidateFailurePolicy(t *testing.T) {
 		{name: "sidecar container targeted on workers", job: withFP(fp(1).Rule("r", kubeflowv1.FailJobAction, worker).
 			OnExitCodes("sidecar", kubeflowv1.FailurePolicyOnExitCodesOpNotIn, 3).Obj())},
 		{
+			name: "an init container of every template",
+			job: withFP(fp(1).Rule("r", kubeflowv1.FailJobAction).OnExitCodes("fetch", kubeflowv1.FailurePolicyOnExitCodesOpIn, 2).Obj(),
+				func(j *kubeflowv1.PyTorchJob) {
+					for _, s := range j.Spec.PyTorchReplicaSpecs {
+						s.Template.Spec.InitContainers = []corev1.Container{ctr("fetch")}
+					}
+				}),
+		},
+		{
 			name:     "negative maxRestarts",
 			job:      withFP(fp(-1).Obj()),
 			wantErrs: field.ErrorList{field.Invalid(fpPath.Child("maxRestarts"), int64(-1), "must be greater than or equal to 0")},
@@ -87,7 +96,7 @@ func TestValidateFailurePolicy(t *testing.T) {
 			job: withFP(fp(1).Rule("r", kubeflowv1.FailJobAction).
 				OnExitCodes("sidecar", kubeflowv1.FailurePolicyOnExitCodesOpIn, 1).Obj()),
 			wantErrs: field.ErrorList{field.Invalid(rules.Index(0).Child("onExitCodes", "containerName"), "sidecar",
-				"must name a container of every targeted replica type; replica type Master has none of that name")},
+				"must name a container or init container of every targeted replica type; replica type Master has none of that name")},
 		},
 		{
 			name: "target replica type the job lacks",
@@ -136,6 +145,43 @@ func TestValidateFailurePolicy(t *testing.T) {
 			wantErrs: field.ErrorList{field.Invalid(fpPath, "", "field is immutable")},
 		},
 		{name: "unchanged on update", old: withFP(issueExample), job: withFP(issueExample)},
+	})
+}
+
+// MPIJob containers may have any name: a rule reads the job's main
+// container (spec.mainContainer, else the first), and a containerName must
+// name a container the targeted templates have, "mpi" included.
+func TestValidateFailurePolicyMPIJob(t *testing.T) {
+	const (
+		launcher = kubeflowv1.MPIJobReplicaTypeLauncher
+		worker   = kubeflowv1.MPIJobReplicaTypeWorker
+	)
+	named := func(fp *kubeflowv1.FailurePolicy, mutate ...func(*kubeflowv1.MPIJob)) *kubeflowv1.MPIJob {
+		j := mpiJob("m", specs{launcher: rs(1, ctr("launcher")), worker: rs(2, ctr("worker"))}, mutate...)
+		j.Spec.RunPolicy.FailurePolicy = fp
+		return j
+	}
+	fp := testjobs.MakeFailurePolicy
+	in := kubeflowv1.FailurePolicyOnExitCodesOpIn
+	containerName := field.NewPath("spec", "runPolicy", "failurePolicy", "rules").Index(0).Child("onExitCodes", "containerName")
+	runValidationCases(t, ValidateMPIJob, []validationCase[*kubeflowv1.MPIJob]{
+		{name: "a rule without containerName", job: named(fp(1).Rule("r", kubeflowv1.FailJobAction).OnExitCodes("", in, 1).Obj())},
+		{name: "the launcher's container on the Launcher", job: named(fp(1).Rule("r", kubeflowv1.FailJobAction, launcher).OnExitCodes("launcher", in, 1).Obj())},
+		{
+			name: "spec.mainContainer, second in both templates",
+			job: named(fp(1).Rule("r", kubeflowv1.FailJobAction).OnExitCodes("trainer", in, 1).Obj(), func(j *kubeflowv1.MPIJob) {
+				j.Spec.MainContainer = "trainer"
+				j.Spec.MPIReplicaSpecs = specs{launcher: rs(1, ctr("sidecar"), ctr("trainer")), worker: rs(2, ctr("sidecar"), ctr("trainer"))}
+			}),
+		},
+		{
+			name: "mpi, which no container is called",
+			job:  named(fp(1).Rule("r", kubeflowv1.FailJobAction).OnExitCodes("mpi", in, 1).Obj()),
+			wantErrs: field.ErrorList{
+				field.Invalid(containerName, "mpi", "must name a container or init container of every targeted replica type; replica type Launcher has none of that name"),
+				field.Invalid(containerName, "mpi", "must name a container or init container of every targeted replica type; replica type Worker has none of that name"),
+			},
+		},
 	})
 }
 

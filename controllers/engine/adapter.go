@@ -2,6 +2,7 @@ package engine
 
 import (
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
+	corev1 "k8s.io/api/core/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -74,6 +75,17 @@ func (fw *adapter[J]) MetricsLabel() string { return fw.info.FrameworkName }
 
 // DefaultContainerName is the container that carries ports and exit codes.
 func (fw *adapter[J]) DefaultContainerName() string { return fw.info.DefaultContainerName }
+
+// mainContainer is the container of a replica's pods that runs the job's
+// program, as the kind resolves it per job (kubeflowv1.MainContainerName;
+// MPIJob: spec.mainContainer, else the first), the same way its webhook
+// does. It is read from the replica's template: cached pods have no spec.
+func (fw *adapter[J]) mainContainer(job J, spec *kubeflowv1.ReplicaSpec) string {
+	if spec == nil {
+		return kubeflowv1.MainContainerName(job, &corev1.PodSpec{})
+	}
+	return kubeflowv1.MainContainerName(job, &spec.Template.Spec)
+}
 
 // RunPolicy is the job's effective run policy.
 func (fw *adapter[J]) RunPolicy(job J) *kubeflowv1.RunPolicy {

@@ -42,9 +42,9 @@ func (r *Reconciler[J]) assess(job J, ch children, gone []*corev1.Pod, specs map
 	j := r.jobRef(job)
 	counted := countedSet(job.JobStatus().CountedPods)
 	tolerance := r.fw.tolerance
-	// With a failure policy, pods run with restartPolicy Never, and a default
+	// With a failure policy, pods run with restartPolicy Never, and a main
 	// container that failed under a running sidecar is the pod's failure.
-	withPolicy, dc := r.fw.RunPolicy(job).FailurePolicy != nil, r.fw.DefaultContainerName()
+	withPolicy := r.fw.RunPolicy(job).FailurePolicy != nil
 	dealt := map[types.UID]bool{}
 	for _, rt := range r.fw.ReplicaTypes(job) {
 		spec := specs[rt]
@@ -59,7 +59,7 @@ func (r *Reconciler[J]) assess(job J, ch children, gone []*corev1.Pod, specs map
 			if r.memory.IsDeleting(j, pod.UID) {
 				continue
 			}
-			failed := pod.Status.Phase == corev1.PodFailed || (withPolicy && mainContainerFailed(pod, dc))
+			failed := pod.Status.Phase == corev1.PodFailed || (withPolicy && mainContainerFailed(pod, r.fw.mainContainer(job, spec)))
 			if failed || pod.DeletionTimestamp != nil {
 				dealt[pod.UID] = true
 			}

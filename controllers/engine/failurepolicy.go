@@ -52,6 +52,10 @@ const staleRetry = time.Second
 type jobFailure struct {
 	podFailure
 	pod *corev1.Pod
+	// mainExit is the exit a rule without containerName reads (mainExit):
+	// its container and termination; nil when there is none.
+	mainExitName string
+	mainExit     *corev1.ContainerStateTerminated
 	// at is when the pod failed: its container's termination, its
 	// disruption or its deletion, whichever came first.
 	at time.Time
@@ -65,9 +69,11 @@ func failedAt(pod *corev1.Pod) time.Time {
 			at = t
 		}
 	}
-	for _, cs := range pod.Status.ContainerStatuses {
-		if t := cs.State.Terminated; t != nil && t.ExitCode != 0 {
-			earlier(t.FinishedAt.Time)
+	for _, statuses := range [][]corev1.ContainerStatus{pod.Status.InitContainerStatuses, pod.Status.ContainerStatuses} {
+		for _, cs := range statuses {
+			if t := cs.State.Terminated; t != nil && t.ExitCode != 0 {
+				earlier(t.FinishedAt.Time)
+			}
 		}
 	}
 	for _, c := range pod.Status.Conditions {
@@ -89,14 +95,14 @@ func failedAt(pod *corev1.Pod) time.Time {
 	return at
 }
 
-// mainContainerFailed reports whether the default container terminated
+// mainContainerFailed reports whether the main container terminated
 // non-zero while the pod still runs (a sidecar keeps it Running).
-func mainContainerFailed(pod *corev1.Pod, defaultContainer string) bool {
+func mainContainerFailed(pod *corev1.Pod, main string) bool {
 	if pod.Status.Phase != corev1.PodRunning {
 		return false
 	}
 	for _, cs := range pod.Status.ContainerStatuses {
-		if cs.Name == defaultContainer && cs.State.Terminated != nil && cs.State.Terminated.ExitCode != 0 {
+		if cs.Name == main && cs.State.Terminated != nil && cs.State.Terminated.ExitCode != 0 {
 			return true
 		}
 	}
@@ -126,10 +132,10 @@ type verdict struct {
 // first: a failure a rule hands to the replica's restartPolicy is left to
 // the per-pod handling (perPod); the first one that is not decides. The
 // ranks that die afterwards of the first one's timeout are not judged.
-func judge(fp *kubeflowv1.FailurePolicy, failures []jobFailure, defaultContainer string) (v *verdict, perPod []jobFailure) {
+func judge(fp *kubeflowv1.FailurePolicy, failures []jobFailure) (v *verdict, perPod []jobFailure) {
 	byTime(failures)
 	for _, f := range failures {
-		rule := matchRule(fp, f, defaultContainer)
+		rule := matchRule(fp, f)
 		if rule != nil && rule.Action == kubeflowv1.UseReplicaRestartPolicyAction {
 			perPod = append(perPod, f)
 			continue
@@ -137,32 +143,32 @@ func judge(fp *kubeflowv1.FailurePolicy, failures []jobFailure, defaultContainer
 		if rule == nil {
 			return &verdict{action: kubeflowv1.RestartJobAction, failure: f}, perPod
 		}
+		if ec := rule.OnExitCodes; ec != nil {
+			// The message names the container the rule read.
+			f.Container, f.ExitCode = f.exit(ec.ContainerName)
+		}
 		return &verdict{action: rule.Action, rule: rule.Name, failure: f}, perPod
 	}
 	return nil, perPod
 }
 
 // matchRule is the first rule matching f, or nil.
-func matchRule(fp *kubeflowv1.FailurePolicy, f jobFailure, defaultContainer string) *kubeflowv1.FailurePolicyRule {
+func matchRule(fp *kubeflowv1.FailurePolicy, f jobFailure) *kubeflowv1.FailurePolicyRule {
 	for i := range fp.Rules {
-		if ruleMatches(&fp.Rules[i], f, defaultContainer) {
+		if ruleMatches(&fp.Rules[i], f) {
 			return &fp.Rules[i]
 		}
 	}
 	return nil
 }
 
-func ruleMatches(rule *kubeflowv1.FailurePolicyRule, f jobFailure, defaultContainer string) bool {
+func ruleMatches(rule *kubeflowv1.FailurePolicyRule, f jobFailure) bool {
 	if len(rule.TargetReplicaTypes) > 0 && !slices.Contains(rule.TargetReplicaTypes, f.RType) {
 		return false
 	}
 	if ec := rule.OnExitCodes; ec != nil {
-		name := ec.ContainerName
-		if name == "" {
-			name = defaultContainer
-		}
-		code, ok := exitCode(f.pod, name)
-		if !ok || code == 0 {
+		name, code := f.exit(ec.ContainerName)
+		if name == "" || code == 0 {
 			return false
 		}
 		in := slices.Contains(ec.Values, code)
@@ -182,20 +188,71 @@ func ruleMatches(rule *kubeflowv1.FailurePolicyRule, f jobFailure, defaultContai
 	return true
 }
 
-// exitCode is the termination exit code of a container of pod.
-func exitCode(pod *corev1.Pod, container string) (int32, bool) {
-	for _, cs := range pod.Status.ContainerStatuses {
-		if cs.Name != container {
+// exit is the container an onExitCodes rule naming container reads and
+// its exit code: the container or init container of that name (as batch/v1
+// reads any container), the failure's mainExit when container is "". The
+// name is "" when that container has not terminated.
+func (f *jobFailure) exit(container string) (string, int32) {
+	if container == "" {
+		if f.mainExit == nil {
+			return "", 0
+		}
+		return f.mainExitName, f.mainExit.ExitCode
+	}
+	for _, statuses := range [][]corev1.ContainerStatus{f.pod.Status.ContainerStatuses, f.pod.Status.InitContainerStatuses} {
+		if t := terminated(statuses, container); t != nil {
+			return container, t.ExitCode
+		}
+	}
+	return "", 0
+}
+
+// terminated is the last termination of the container named name.
+func terminated(statuses []corev1.ContainerStatus, name string) *corev1.ContainerStateTerminated {
+	for _, cs := range statuses {
+		if cs.Name != name {
 			continue
 		}
 		if t := cs.State.Terminated; t != nil {
-			return t.ExitCode, true
+			return t
 		}
-		if t := cs.LastTerminationState.Terminated; t != nil {
-			return t.ExitCode, true
+		return cs.LastTerminationState.Terminated
+	}
+	return nil
+}
+
+// mainExit is the exit a rule without containerName reads: the main
+// container's; before it ran, that of the init container that failed the
+// pod (a data fetch, the MPI launcher's kubectl delivery). Native sidecars
+// (init containers that restart) are never read by such a rule.
+func mainExit(pod *corev1.Pod, main string, sidecars map[string]bool) (string, *corev1.ContainerStateTerminated) {
+	if t := terminated(pod.Status.ContainerStatuses, main); t != nil {
+		return main, t
+	}
+	for _, cs := range pod.Status.InitContainerStatuses {
+		if t := cs.State.Terminated; t != nil && t.ExitCode != 0 && !sidecars[cs.Name] {
+			return cs.Name, t
 		}
 	}
-	return 0, false
+	return "", nil
+}
+
+// nativeSidecars are the init containers of a replica's template that
+// restart (restartPolicy Always): sidecars, not steps of the pod's start.
+func nativeSidecars(spec *kubeflowv1.ReplicaSpec) map[string]bool {
+	if spec == nil {
+		return nil
+	}
+	var out map[string]bool
+	for _, c := range spec.Template.Spec.InitContainers {
+		if c.RestartPolicy != nil && *c.RestartPolicy == corev1.ContainerRestartPolicyAlways {
+			if out == nil {
+				out = map[string]bool{}
+			}
+			out[c.Name] = true
+		}
+	}
+	return out
 }
 
 // describe names the rule (or its absence), the failure and the budget
@@ -247,7 +304,7 @@ func (r *Reconciler[J]) applyFailurePolicy(job J, cur children, specs map[kubefl
 	st := &p.status
 	fp := r.fw.RunPolicy(job).FailurePolicy
 	kind, name := r.fw.Kind(), job.GetName()
-	v, perPod := judge(fp, r.currentFailures(job, cur), r.fw.DefaultContainerName())
+	v, perPod := judge(fp, r.currentFailures(job, cur, specs))
 	if v == nil {
 		// Only failures for the per-pod rule, which the pass applies next.
 		return policyNone
@@ -300,31 +357,41 @@ func (r *Reconciler[J]) applyFailurePolicy(job J, cur children, specs map[kubefl
 // currentFailures are the failures of the current attempt's pods not
 // counted or being deleted by us yet. Failures of replica types the
 // framework tolerates (TF's dynamic workers) stay with the per-pod rule.
-func (r *Reconciler[J]) currentFailures(job J, cur children) []jobFailure {
+func (r *Reconciler[J]) currentFailures(job J, cur children, specs map[kubeflowv1.ReplicaType]*kubeflowv1.ReplicaSpec) []jobFailure {
 	counted := countedSet(job.JobStatus().CountedPods)
 	tolerance := r.fw.tolerance
-	j, dc := r.jobRef(job), r.fw.DefaultContainerName()
+	j := r.jobRef(job)
 	var out []jobFailure
 	for rt, byIndex := range cur.pods {
 		if tolerance != nil && tolerance.ToleratesFailure(job, rt) {
 			continue
 		}
+		main, sidecars := r.fw.mainContainer(job, specs[rt]), nativeSidecars(specs[rt])
 		for _, pod := range byIndex {
 			if counted[string(pod.UID)] || r.memory.IsDeleting(j, pod.UID) {
 				continue
 			}
 			deleted := pod.DeletionTimestamp != nil && pod.Status.Phase != corev1.PodSucceeded
-			if pod.Status.Phase != corev1.PodFailed && !deleted && !mainContainerFailed(pod, dc) {
+			if pod.Status.Phase != corev1.PodFailed && !deleted && !mainContainerFailed(pod, main) {
 				continue
 			}
-			f := describeFailure(pod, rt, dc)
+			f := describeFailure(pod, rt, main)
 			if deleted {
 				f.Disrupted = true
 				if f.Reason == "" {
 					f.Reason = "Deleted"
 				}
 			}
-			out = append(out, jobFailure{podFailure: f, pod: pod, at: failedAt(pod)})
+			jf := jobFailure{podFailure: f, pod: pod, at: failedAt(pod)}
+			jf.mainExitName, jf.mainExit = mainExit(pod, main, sidecars)
+			if f.Container == "" && jf.mainExit != nil {
+				// Failed before its containers ran: the init container's exit.
+				jf.Container, jf.ExitCode = jf.mainExitName, jf.mainExit.ExitCode
+				if jf.Reason == "" {
+					jf.Reason = jf.mainExit.Reason
+				}
+			}
+			out = append(out, jf)
 		}
 	}
 	return out

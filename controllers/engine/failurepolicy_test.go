@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
@@ -31,7 +32,9 @@ func failedWorker(i int, code int32, sec int) *corev1.Pod {
 }
 
 func jf(p *corev1.Pod) jobFailure {
-	return jobFailure{podFailure: describeFailure(p, "Worker", "pytorch"), pod: p, at: failedAt(p)}
+	f := jobFailure{podFailure: describeFailure(p, "Worker", "pytorch"), pod: p, at: failedAt(p)}
+	f.mainExitName, f.mainExit = mainExit(p, "pytorch", nil)
+	return f
 }
 
 func TestJudge(t *testing.T) {
@@ -107,7 +110,7 @@ func TestJudge(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			v, perPod := judge(tc.policy, tc.failures, "pytorch")
+			v, perPod := judge(tc.policy, tc.failures)
 			var gotAction kubeflowv1.FailurePolicyAction
 			var gotRule, gotPod string
 			if v != nil {
@@ -184,6 +187,175 @@ func TestApplyFailurePolicy(t *testing.T) {
 	out, _ = run(fp(2).Obj(), kubeflowv1.JobStatus{CountedPods: []string{string(counted.UID)}}, counted)
 	if out != policyNone {
 		t.Errorf("counted failure judged again: %v", out)
+	}
+}
+
+// A rule without containerName reads the job's main container as its kind
+// resolves it (MPIJob: spec.mainContainer, else the first container), not
+// a container that happens to carry the kind's default name.
+func TestFailurePolicyMainContainer(t *testing.T) {
+	userError := testjobs.MakeFailurePolicy(3).Rule("user", kubeflowv1.FailJobAction).
+		OnExitCodes("", kubeflowv1.FailurePolicyOnExitCodesOpIn, 1).Obj()
+	// Cached pods have no spec: the main container comes from the template.
+	launcher := func() *testjobs.PodWrapper {
+		return testjobs.MakePod("m-launcher", "ns").UID("l").
+			Label(kubeflowv1.ReplicaTypeLabel, "launcher").Label(kubeflowv1.ReplicaIndexLabel, "0")
+	}
+	named := testjobs.MakeMPIJob("m", "ns").UID("job").Launcher().Workers(1).
+		ContainerName(kubeflowv1.MPIJobReplicaTypeLauncher, "launcher").ContainerName(kubeflowv1.MPIJobReplicaTypeWorker, "worker")
+	type result struct {
+		Outcome   policyOutcome
+		Action    string
+		Condition string
+	}
+	failed := func(msg string) result {
+		return result{policyFailed, "FailJob", "MPIJob m has failed because the failure policy's " + msg + "."}
+	}
+	cases := []struct {
+		name string
+		job  *kubeflowv1.MPIJob
+		pod  *corev1.Pod
+		want result
+	}{
+		{
+			name: "containers launcher and worker: the launcher exits 1",
+			job:  named.Obj(),
+			pod:  launcher().Phase(corev1.PodFailed).Terminated("launcher", 1, "Error").Obj(),
+			want: failed(`rule "user" (FailJob) matched pod m-launcher: container launcher exited with code 1 (Error)`),
+		},
+		{
+			name: "spec.mainContainer after a sidecar exits 1 while the sidecar runs",
+			job: testjobs.MakeMPIJob("m", "ns").UID("job").Launcher().Workers(1).MainContainer("trainer").
+				ContainerName(kubeflowv1.MPIJobReplicaTypeLauncher, "sidecar").
+				Container(kubeflowv1.MPIJobReplicaTypeLauncher, corev1.Container{Name: "trainer", Image: testjobs.MPIImage}).Obj(),
+			pod: launcher().Phase(corev1.PodRunning).
+				Running("sidecar").Terminated("trainer", 1, "Error").Obj(),
+			want: failed(`rule "user" (FailJob) matched pod m-launcher: container trainer exited with code 1 (Error)`),
+		},
+		{
+			name: "a second container's code is not the main container's",
+			job:  named.Obj(),
+			pod: launcher().Phase(corev1.PodFailed).
+				Terminated("launcher", 3, "Error").Terminated("sidecar", 1, "Error").Obj(),
+			want: result{policyRestarted, "RestartJob",
+				"MPIJob m is restarting the whole job, attempt 1: no rule matched (RestartJob) pod m-launcher: container launcher exited with code 3 (Error); restarts counted 1/3."},
+		},
+		{
+			name: "the launcher's kubectl delivery init container exits 1",
+			job:  named.Obj(),
+			pod: launcher().Phase(corev1.PodFailed).InitTerminated("kubectl-delivery", 1, "Error", "").
+				Waiting("launcher", "PodInitializing", "").Obj(),
+			want: failed(`rule "user" (FailJob) matched pod m-launcher: container kubectl-delivery exited with code 1 (Error)`),
+		},
+		{
+			name: "a container named mpi, as v1's examples",
+			job:  testjobs.MakeMPIJob("m", "ns").UID("job").Launcher().Workers(1).Obj(),
+			pod:  launcher().Phase(corev1.PodFailed).Terminated("mpi", 1, "Error").Obj(),
+			want: failed(`rule "user" (FailJob) matched pod m-launcher: container mpi exited with code 1 (Error)`),
+		},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			job := testjobs.WithFailurePolicy(tc.job, userError)
+			job.ApplyDefaults()
+			r := &Reconciler[*kubeflowv1.MPIJob]{fw: resolve(fakeMPIFramework{}), memory: NewJobMemory(nil)}
+			p := &plan{}
+			ch := bucketChildren(job.Spec.MPIReplicaSpecs, []*corev1.Pod{tc.pod}, nil, nil)
+			got := result{Outcome: r.applyFailurePolicy(job, ch, job.Spec.MPIReplicaSpecs, p, metav1.NewTime(fpT0)), Action: p.policyAction}
+			for _, c := range p.status.Conditions {
+				if c.Status == corev1.ConditionTrue {
+					got.Condition = c.Message
+				}
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("(-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// Init containers are read too: a rule without containerName reads the
+// init container that failed the pod before its main container ran (never
+// a native sidecar, which restarts), and containerName may name one.
+func TestFailurePolicyInitContainers(t *testing.T) {
+	fp := testjobs.MakeFailurePolicy
+	in := kubeflowv1.FailurePolicyOnExitCodesOpIn
+	job := testjobs.MakePyTorchJob("j", "ns").UID("job").Master(1).Workers(1).
+		InitContainer(kubeflowv1.PyTorchJobReplicaTypeWorker, corev1.Container{Name: "fetch", Image: "fetch"}).
+		InitContainer(kubeflowv1.PyTorchJobReplicaTypeWorker, corev1.Container{Name: "proxy", Image: "proxy", RestartPolicy: ptr.To(corev1.ContainerRestartPolicyAlways)})
+	worker := func() *testjobs.PodWrapper {
+		return testjobs.MakePod("j-worker-0", "ns").UID("w0").Phase(corev1.PodFailed).
+			Label(kubeflowv1.ReplicaTypeLabel, "worker").Label(kubeflowv1.ReplicaIndexLabel, "0")
+	}
+	fetchFailed := worker().InitTerminated("fetch", 2, "Error", "").Waiting("pytorch", "PodInitializing", "").Obj()
+	type result struct {
+		Outcome   policyOutcome
+		Condition string
+	}
+	cases := []struct {
+		name   string
+		policy *kubeflowv1.FailurePolicy
+		pod    *corev1.Pod
+		want   result
+	}{
+		{
+			name:   "a data-fetch init container exits 2: a rule without containerName",
+			policy: fp(3).Rule("data", kubeflowv1.FailJobAction).OnExitCodes("", in, 2).Obj(),
+			pod:    fetchFailed,
+			want: result{policyFailed, `PyTorchJob j has failed because the failure policy's rule "data" (FailJob) matched pod j-worker-0: ` +
+				`container fetch exited with code 2 (Error).`},
+		},
+		{
+			name:   "a rule naming the init container",
+			policy: fp(3).Rule("data", kubeflowv1.FailJobAction).OnExitCodes("fetch", in, 2).Obj(),
+			pod:    fetchFailed,
+			want: result{policyFailed, `PyTorchJob j has failed because the failure policy's rule "data" (FailJob) matched pod j-worker-0: ` +
+				`container fetch exited with code 2 (Error).`},
+		},
+		{
+			name:   "a rule naming the main container does not read the init container",
+			policy: fp(3).Rule("user", kubeflowv1.FailJobAction).OnExitCodes("pytorch", in, 2).Obj(),
+			pod:    fetchFailed,
+			want: result{policyRestarted, "PyTorchJob j is restarting the whole job, attempt 1: no rule matched (RestartJob) pod j-worker-0: " +
+				"container fetch exited with code 2 (Error); restarts counted 1/3."},
+		},
+		{
+			name:   "the main container's code, not an init container's",
+			policy: fp(3).Rule("data", kubeflowv1.FailJobAction).OnExitCodes("", in, 2).Obj(),
+			pod:    worker().InitTerminated("proxy", 2, "Error", "").Terminated("pytorch", 3, "Error").Obj(),
+			want: result{policyRestarted, "PyTorchJob j is restarting the whole job, attempt 1: no rule matched (RestartJob) pod j-worker-0: " +
+				"container pytorch exited with code 3 (Error); restarts counted 1/3."},
+		},
+		{
+			name:   "a native sidecar's exit is not read by a rule without containerName",
+			policy: fp(3).Rule("data", kubeflowv1.FailJobAction).OnExitCodes("", in, 2).Obj(),
+			pod:    worker().InitTerminated("proxy", 2, "Error", "").Waiting("pytorch", "PodInitializing", "").Obj(),
+			want:   result{policyRestarted, "PyTorchJob j is restarting the whole job, attempt 1: no rule matched (RestartJob) pod j-worker-0; restarts counted 1/3."},
+		},
+		{
+			name:   "a rule naming the native sidecar reads it",
+			policy: fp(3).Rule("proxy", kubeflowv1.FailJobAction).OnExitCodes("proxy", in, 2).Obj(),
+			pod:    worker().InitTerminated("proxy", 2, "Error", "").Waiting("pytorch", "PodInitializing", "").Obj(),
+			want: result{policyFailed, `PyTorchJob j has failed because the failure policy's rule "proxy" (FailJob) matched pod j-worker-0: ` +
+				`container proxy exited with code 2.`},
+		},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			job := job.FailurePolicy(tc.policy).Obj()
+			r := &Reconciler[*kubeflowv1.PyTorchJob]{fw: resolve(fakeFramework{}), memory: NewJobMemory(nil)}
+			p := &plan{}
+			ch := bucketChildren(job.Spec.PyTorchReplicaSpecs, []*corev1.Pod{tc.pod}, nil, nil)
+			got := result{Outcome: r.applyFailurePolicy(job, ch, job.Spec.PyTorchReplicaSpecs, p, metav1.NewTime(fpT0))}
+			for _, c := range p.status.Conditions {
+				if c.Status == corev1.ConditionTrue {
+					got.Condition = c.Message
+				}
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("(-want +got):\n%s", diff)
+			}
+		})
 	}
 }
 

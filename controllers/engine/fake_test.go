@@ -28,3 +28,19 @@ func (fakeFramework) DecoratePod(_ *kubeflowv1.PyTorchJob, _ kubeflowv1.ReplicaT
 	return nil
 }
 func (fakeFramework) Evaluate(*kubeflowv1.PyTorchJob, ReplicaView) Verdict { return Verdict{} }
+
+// fakeMPIFramework is fakeFramework's counterpart over MPIJob objects, a
+// kind whose main container is picked per job.
+type fakeMPIFramework struct{}
+
+func (fakeMPIFramework) NewJob() *kubeflowv1.MPIJob { return &kubeflowv1.MPIJob{} }
+func (fakeMPIFramework) ReplicaTypes(*kubeflowv1.MPIJob) []kubeflowv1.ReplicaType {
+	return []kubeflowv1.ReplicaType{"Worker", "Launcher"}
+}
+func (fakeMPIFramework) IsMasterRole(_ *kubeflowv1.MPIJob, rt kubeflowv1.ReplicaType, _ int) bool {
+	return rt == "Launcher"
+}
+func (fakeMPIFramework) DecoratePod(*kubeflowv1.MPIJob, kubeflowv1.ReplicaType, int, *corev1.Pod) error {
+	return nil
+}
+func (fakeMPIFramework) Evaluate(*kubeflowv1.MPIJob, ReplicaView) Verdict { return Verdict{} }

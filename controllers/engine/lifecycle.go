@@ -55,14 +55,27 @@ func finishStatus(st *kubeflowv1.JobStatus) {
 // already written: cleanPodPolicy, gang and extra children, TTL.
 func (r *Reconciler[J]) finish(job J, ch children, p *plan) {
 	finishStatus(&p.status)
-	policy := kubeflowv1.CleanPodPolicyNone
-	if cp := r.fw.RunPolicy(job).CleanPodPolicy; cp != nil && *cp != "" {
-		policy = *cp
-	}
 	w := &p.children
-	w.deletePods, w.deleteServices = cleanup(ch, policy, true)
+	w.deletePods, w.deleteServices = cleanup(ch, finishedCleanPodPolicy(r.fw.RunPolicy(job), &p.status), true)
 	w.teardown = true
 	w.deleteJob = r.ttlExpired(job, p)
+}
+
+// finishedCleanPodPolicy is the cleanPodPolicy a finished job's pods go
+// by: the one set, else v1's None; but a job with a failure policy that
+// failed (FailJob, maxRestarts, backoffLimit, a deadline) loses its
+// still-running pods, as JobSet deletes a failed job's active children:
+// ranks hung on a dead peer would hold their GPUs until a timeout. Its
+// failed pods stay for their logs. The defaulting leaves cleanPodPolicy
+// unset on such jobs, so a None there is the user's.
+func finishedCleanPodPolicy(rp *kubeflowv1.RunPolicy, st *kubeflowv1.JobStatus) kubeflowv1.CleanPodPolicy {
+	if cp := rp.CleanPodPolicy; cp != nil && *cp != kubeflowv1.CleanPodPolicyUndefined {
+		return *cp
+	}
+	if rp.FailurePolicy != nil && hasCondition(st, kubeflowv1.JobFailed) {
+		return kubeflowv1.CleanPodPolicyRunning
+	}
+	return kubeflowv1.CleanPodPolicyNone
 }
 
 // suspend plans tearing children down and records Suspended, once, when

@@ -71,11 +71,16 @@ var _ engine.RunPolicyOverride[*kubeflowv1.MPIJob] = (*Framework)(nil)
 // RunPolicy implements engine.RunPolicyOverride. It is a copy whose
 // cleanPodPolicy is the effective one (runPolicy's, else the deprecated
 // spec.cleanPodPolicy), read at use time so that an update of either field
-// takes effect, as in v1.
+// takes effect, as in v1. With neither set it stays unset, the engine's
+// default (a job with a failure policy has none stored).
 func (*Framework) RunPolicy(j *kubeflowv1.MPIJob) *kubeflowv1.RunPolicy {
 	rp := j.Spec.RunPolicy
-	p := kubeflowv1.EffectiveCleanPodPolicy(j)
-	rp.CleanPodPolicy = &p
+	rp.CleanPodPolicy = nil
+	set := func(p *kubeflowv1.CleanPodPolicy) bool { return p != nil && *p != kubeflowv1.CleanPodPolicyUndefined }
+	if set(j.Spec.RunPolicy.CleanPodPolicy) || set(j.Spec.CleanPodPolicy) {
+		p := kubeflowv1.EffectiveCleanPodPolicy(j)
+		rp.CleanPodPolicy = &p
+	}
 	return &rp
 }
 
@@ -124,22 +129,6 @@ func workerName(jobName string, i int) string {
 	return kubeflowv1.ReplicaName(jobName, kubeflowv1.MPIJobReplicaTypeWorker, i)
 }
 
-// mainContainer is the container that runs MPI: spec.mainContainer when the
-// pod has a container of that name, else the first container.
-func mainContainer(spec *corev1.PodSpec, name string) *corev1.Container {
-	if name != "" {
-		for i := range spec.Containers {
-			if spec.Containers[i].Name == name {
-				return &spec.Containers[i]
-			}
-		}
-	}
-	if len(spec.Containers) == 0 {
-		return nil
-	}
-	return &spec.Containers[0]
-}
-
 // isGPULauncher reports whether any launcher container asks for a GPU: a
 // limit named *.com/gpu or containing "gpu". Such a launcher takes part in
 // the computation, so it is listed in the hostfile.
@@ -160,7 +149,7 @@ func isGPULauncher(j *kubeflowv1.MPIJob) bool {
 
 // DecoratePod implements engine.Framework.
 func (f *Framework) DecoratePod(j *kubeflowv1.MPIJob, rt kubeflowv1.ReplicaType, _ int, pod *corev1.Pod) error {
-	c := mainContainer(&pod.Spec, j.Spec.MainContainer)
+	c := j.MainContainer(&pod.Spec)
 	if c == nil {
 		return fmt.Errorf("MPIJob %s: %s template has no containers", j.Name, rt)
 	}

@@ -318,28 +318,28 @@ func TestEvaluate(t *testing.T) {
 
 // The effective cleanPodPolicy is read at use time, as v1 does on every
 // reconcile: runPolicy.cleanPodPolicy if set, else the deprecated
-// spec.cleanPodPolicy, else None.
+// spec.cleanPodPolicy, else unset (nil), which the engine reads as v1's
+// None or, for a failed job with a failure policy, as the policy's cleanup.
 func TestRunPolicyCleanPodPolicy(t *testing.T) {
 	all, running := kubeflowv1.CleanPodPolicyAll, kubeflowv1.CleanPodPolicyRunning
 	cases := map[string]struct {
 		runPolicy, spec *kubeflowv1.CleanPodPolicy
-		want            kubeflowv1.CleanPodPolicy
+		want            *kubeflowv1.CleanPodPolicy
 	}{
-		"neither":           {want: kubeflowv1.CleanPodPolicyNone},
-		"only spec":         {spec: &all, want: all},
-		"only runPolicy":    {runPolicy: &running, want: running},
-		"runPolicy wins":    {runPolicy: &running, spec: &all, want: running},
-		"empty runPolicy":   {runPolicy: ptr.To(kubeflowv1.CleanPodPolicyUndefined), spec: &all, want: all},
-		"empty both fields": {runPolicy: ptr.To(kubeflowv1.CleanPodPolicyUndefined), spec: ptr.To(kubeflowv1.CleanPodPolicyUndefined), want: kubeflowv1.CleanPodPolicyNone},
+		"neither":           {},
+		"only spec":         {spec: &all, want: &all},
+		"only runPolicy":    {runPolicy: &running, want: &running},
+		"runPolicy wins":    {runPolicy: &running, spec: &all, want: &running},
+		"empty runPolicy":   {runPolicy: ptr.To(kubeflowv1.CleanPodPolicyUndefined), spec: &all, want: &all},
+		"empty both fields": {runPolicy: ptr.To(kubeflowv1.CleanPodPolicyUndefined), spec: ptr.To(kubeflowv1.CleanPodPolicyUndefined)},
 	}
 	fw := New(Options{})
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			j := testjobs.MakeMPIJob("pi", "ns").Launcher().Workers(1).Obj()
 			j.Spec.RunPolicy.CleanPodPolicy, j.Spec.CleanPodPolicy = tc.runPolicy, tc.spec
-			got := fw.RunPolicy(j).CleanPodPolicy
-			if got == nil || *got != tc.want {
-				t.Errorf("cleanPodPolicy = %v, want %q", got, tc.want)
+			if diff := cmp.Diff(tc.want, fw.RunPolicy(j).CleanPodPolicy); diff != "" {
+				t.Errorf("cleanPodPolicy (-want +got):\n%s", diff)
 			}
 			if j.Spec.RunPolicy.CleanPodPolicy != tc.runPolicy {
 				t.Error("reading the run policy changed the job")

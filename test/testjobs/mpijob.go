@@ -62,6 +62,13 @@ func (w *MPIJobWrapper) MainContainer(name string) *MPIJobWrapper {
 	return w
 }
 
+// ContainerName renames the first container of one replica type (MPIJob
+// containers may have any name).
+func (w *MPIJobWrapper) ContainerName(rt kubeflowv1.ReplicaType, name string) *MPIJobWrapper {
+	w.Spec.MPIReplicaSpecs[rt].Template.Spec.Containers[0].Name = name
+	return w
+}
+
 // Container appends a container to one replica type's template.
 func (w *MPIJobWrapper) Container(rt kubeflowv1.ReplicaType, c corev1.Container) *MPIJobWrapper {
 	t := &w.Spec.MPIReplicaSpecs[rt].Template.Spec

@@ -130,6 +130,13 @@ func (w *PyTorchJobWrapper) SchedulingGate(rt kubeflowv1.ReplicaType, name strin
 	return w
 }
 
+// InitContainer appends an init container to one replica type's template.
+func (w *PyTorchJobWrapper) InitContainer(rt kubeflowv1.ReplicaType, c corev1.Container) *PyTorchJobWrapper {
+	t := &w.Spec.PyTorchReplicaSpecs[rt].Template.Spec
+	t.InitContainers = append(t.InitContainers, c)
+	return w
+}
+
 // NprocPerNode sets spec.nprocPerNode.
 func (w *PyTorchJobWrapper) NprocPerNode(n string) *PyTorchJobWrapper {
 	w.Spec.NprocPerNode = &n

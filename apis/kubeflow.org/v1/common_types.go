@@ -91,7 +91,8 @@ const (
 type RunPolicy struct {
 	// CleanPodPolicy defines the policy to kill pods after the job completes:
 	// one of All, Running or None.
-	// Default to None.
+	// Default to None. With a failurePolicy it is left unset, and unset
+	// deletes the running pods of a job that failed (failed pods are kept).
 	// +optional
 	CleanPodPolicy *CleanPodPolicy `json:"cleanPodPolicy,omitempty"`
 

@@ -37,7 +37,7 @@ import (
 const NprocPerNodeAuto = "auto"
 
 // SetDefaults_PyTorchJob sets the defaults of a PyTorchJob: cleanPodPolicy
-// None, canonical replica type names (Master, Worker), replicas 1,
+// None (not with a failure policy), canonical replica type names (Master, Worker), replicas 1,
 // restartPolicy OnFailure, the pytorchjob-port port and nprocPerNode "auto".
 // Unset elastic min/max replicas are left unset: they follow Worker.replicas
 // when used (PyTorchJobSpec.ElasticReplicas).
@@ -60,8 +60,8 @@ func SetDefaults_PyTorchJob(job *PyTorchJob) {
 	}
 }
 
-// SetDefaults_TFJob sets the defaults of a TFJob: cleanPodPolicy None,
-// successPolicy "" (a non-nil pointer), canonical replica type names (PS,
+// SetDefaults_TFJob sets the defaults of a TFJob: cleanPodPolicy None (not
+// with a failure policy), successPolicy "" (a non-nil pointer), canonical replica type names (PS,
 // Worker, Chief, Master, Evaluator), replicas 1, restartPolicy Never and the
 // tfjob-port port.
 func SetDefaults_TFJob(job *TFJob) {
@@ -86,7 +86,7 @@ func SetDefaults_TFJob(job *TFJob) {
 
 // SetDefaults_MPIJob sets the defaults of an MPIJob: the deprecated
 // spec.cleanPodPolicy None when neither it nor runPolicy.cleanPodPolicy is
-// set; Launcher replicas 1, Worker replicas 0 and restartPolicy Never for
+// set and there is no failure policy; Launcher replicas 1, Worker replicas 0 and restartPolicy Never for
 // both. Replica type names are not normalized and no port is added.
 //
 // The two cleanPodPolicy fields are not synchronized: v1 did that in memory
@@ -98,7 +98,8 @@ func SetDefaults_MPIJob(job *MPIJob) {
 	}
 	spec := &job.Spec
 	SetDefaultsFailurePolicy(spec.RunPolicy.FailurePolicy)
-	if spec.RunPolicy.CleanPodPolicy == nil && spec.CleanPodPolicy == nil {
+	if spec.RunPolicy.CleanPodPolicy == nil && spec.CleanPodPolicy == nil && spec.RunPolicy.FailurePolicy == nil {
+		// Not with a failure policy: see setDefaultCleanPodPolicy.
 		spec.CleanPodPolicy = ptrTo(CleanPodPolicyNone)
 	}
 	setDefaultReplicaSpec(spec.MPIReplicaSpecs[MPIJobReplicaTypeLauncher], 1, MPIJobDefaultRestartPolicy, MPIJobDefaultContainerName)
@@ -118,7 +119,7 @@ func EffectiveCleanPodPolicy(job *MPIJob) CleanPodPolicy {
 }
 
 // SetDefaults_XGBoostJob sets the defaults of an XGBoostJob: cleanPodPolicy
-// None, canonical replica type names (Master, Worker), replicas 1,
+// None (not with a failure policy), canonical replica type names (Master, Worker), replicas 1,
 // restartPolicy Never and the xgboostjob-port port.
 func SetDefaults_XGBoostJob(job *XGBoostJob) {
 	if job == nil {
@@ -137,7 +138,7 @@ func SetDefaults_XGBoostJob(job *XGBoostJob) {
 }
 
 // SetDefaults_PaddleJob sets the defaults of a PaddleJob: cleanPodPolicy
-// None, canonical replica type names (Master, Worker), replicas 1,
+// None (not with a failure policy), canonical replica type names (Master, Worker), replicas 1,
 // restartPolicy OnFailure and the "master" port. Unset elastic min/max
 // replicas are left unset, as for PyTorch (PaddleJobSpec.ElasticReplicas).
 func SetDefaults_PaddleJob(job *PaddleJob) {
@@ -156,8 +157,8 @@ func SetDefaults_PaddleJob(job *PaddleJob) {
 	}
 }
 
-// SetDefaults_JAXJob sets the defaults of a JAXJob: cleanPodPolicy None,
-// canonical replica type name (Worker), replicas 1, restartPolicy Never and
+// SetDefaults_JAXJob sets the defaults of a JAXJob: cleanPodPolicy None
+// (not with a failure policy), canonical replica type name (Worker), replicas 1, restartPolicy Never and
 // the jaxjob-port port.
 func SetDefaults_JAXJob(job *JAXJob) {
 	if job == nil {
@@ -177,9 +178,12 @@ func SetDefaults_JAXJob(job *JAXJob) {
 
 func ptrTo[T any](v T) *T { return &v }
 
-// setDefaultCleanPodPolicy sets runPolicy.cleanPodPolicy to None when unset.
+// setDefaultCleanPodPolicy sets runPolicy.cleanPodPolicy to None when unset
+// and the job has no failure policy. With one, unset stays unset: it means
+// the failure policy's cleanup (a failed job's running pods are deleted),
+// and a None stored here could not be told from a None the user chose.
 func setDefaultCleanPodPolicy(rp *RunPolicy) {
-	if rp.CleanPodPolicy == nil {
+	if rp.CleanPodPolicy == nil && rp.FailurePolicy == nil {
 		rp.CleanPodPolicy = ptrTo(CleanPodPolicyNone)
 	}
 }

@@ -173,6 +173,26 @@ func TestSetDefaultsPyTorchJob(t *testing.T) {
 			}),
 		},
 		{
+			// Unset means the failure policy's cleanup (the engine's
+			// finish), so it is told apart from a None the user set.
+			name: "with a failure policy, cleanPodPolicy is left unset",
+			in:   makePyTorchJob(nil, func(j *PyTorchJob) { j.Spec.RunPolicy.FailurePolicy = &FailurePolicy{} }),
+			want: makePyTorchJob(nil, func(j *PyTorchJob) {
+				j.Spec.RunPolicy.FailurePolicy = &FailurePolicy{RestartStrategy: RestartStrategyBlockingRecreate}
+				j.Spec.NprocPerNode = str("auto")
+			}),
+		},
+		{
+			name: "with a failure policy, a cleanPodPolicy None the user set is kept",
+			in: makePyTorchJob(nil, func(j *PyTorchJob) {
+				j.Spec.RunPolicy.FailurePolicy = &FailurePolicy{}
+				j.Spec.RunPolicy.CleanPodPolicy = cleanPolicy(CleanPodPolicyNone)
+			}),
+			want: makePyTorchJob(nil, withDefaults, func(j *PyTorchJob) {
+				j.Spec.RunPolicy.FailurePolicy = &FailurePolicy{RestartStrategy: RestartStrategyBlockingRecreate}
+			}),
+		},
+		{
 			name: "replica type names are normalized",
 			in: makePyTorchJob(specs{
 				"master": replica(nil, "", container("pytorch")),
@@ -432,6 +452,13 @@ func TestSetDefaultsMPIJob(t *testing.T) {
 				"Launcher": replica(i32(1), RestartPolicyOnFailure, container("mpi")),
 				"Worker":   replica(i32(4), RestartPolicyExitCode, container("mpi")),
 			}, specPolicy(CleanPodPolicyNone)),
+		},
+		{
+			name: "with a failure policy, neither cleanPodPolicy is defaulted",
+			in:   makeMPIJob(nil, func(j *MPIJob) { j.Spec.RunPolicy.FailurePolicy = &FailurePolicy{} }),
+			want: makeMPIJob(nil, func(j *MPIJob) {
+				j.Spec.RunPolicy.FailurePolicy = &FailurePolicy{RestartStrategy: RestartStrategyBlockingRecreate}
+			}),
 		},
 		{
 			name: "only deprecated spec.cleanPodPolicy set: kept, not copied to runPolicy",

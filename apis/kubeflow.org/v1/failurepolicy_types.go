@@ -115,8 +115,11 @@ const (
 
 // FailurePolicyOnExitCodesRequirement matches a container's exit code.
 type FailurePolicyOnExitCodesRequirement struct {
-	// ContainerName is the container whose exit code is read; empty means
-	// the kind's default container (pytorch, tensorflow, ...).
+	// ContainerName is the container or init container whose exit code is
+	// read. Empty reads the job's main container (the kind's default:
+	// pytorch, tensorflow, ...; an MPIJob's spec.mainContainer, else its
+	// first container) or, when the pod failed before that one ran, the
+	// init container that failed it (native sidecars excepted).
 	// +optional
 	ContainerName string `json:"containerName,omitempty"`
 

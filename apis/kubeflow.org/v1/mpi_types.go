@@ -85,7 +85,7 @@ type MPIJobSpec struct {
 	SlotsPerWorker *int32 `json:"slotsPerWorker,omitempty"`
 
 	// CleanPodPolicy defines the policy that whether to kill pods after the job completes.
-	// Defaults to None.
+	// Defaults to None (not with a failurePolicy: see runPolicy.cleanPodPolicy).
 	// Deprecated: use runPolicy.cleanPodPolicy instead; the two are kept in
 	// sync, runPolicy.cleanPodPolicy winning when both are set.
 	// +optional

@@ -91,3 +91,27 @@ func (s *ReplicaSpec) ContainerPort(container, port string) (int32, bool) {
 	}
 	return 0, false
 }
+
+// MainContainer is the container of an MPIJob's pod that runs MPI:
+// spec.mainContainer when the pod has a container of that name, else the
+// first one (nil when there is none). MPIJob containers may have any name.
+func (j *MPIJob) MainContainer(spec *corev1.PodSpec) *corev1.Container {
+	return DefaultContainer(spec.Containers, j.Spec.MainContainer)
+}
+
+// MainContainerName is the container of a job's pod (or pod template) that
+// runs the training program: the one whose exit code is the replica's and
+// that a failure-policy rule without containerName reads. It is the kind's
+// default container, which the webhooks require, except for kinds that pick
+// it per job (MPIJob: MainContainer). "" when there is none.
+func MainContainerName(job Job, spec *corev1.PodSpec) string {
+	if m, ok := job.(interface {
+		MainContainer(*corev1.PodSpec) *corev1.Container
+	}); ok {
+		if c := m.MainContainer(spec); c != nil {
+			return c.Name
+		}
+		return ""
+	}
+	return job.KindInfo().DefaultContainerName
+}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 	"sync"
+	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -127,6 +128,18 @@ var _ = Describe("failure policy", func() {
 		Expect(st.Restarts).To(BeZero())
 	})
 
+	It("fails an MPIJob whose containers are not called mpi on a FailJob rule without containerName", func(ctx context.Context) {
+		job := testjobs.WithFailurePolicy(testjobs.MakeMPIJob("mc", ns).Launcher().Workers(1).
+			ContainerName(kubeflowv1.MPIJobReplicaTypeLauncher, "launcher").ContainerName(kubeflowv1.MPIJobReplicaTypeWorker, "worker").Obj(),
+			fp(2).Rule("user-error", kubeflowv1.FailJobAction).OnExitCodes("", kubeflowv1.FailurePolicyOnExitCodesOpIn, 1).Obj())
+		Expect(k8s.Create(ctx, job)).To(Succeed())
+		attemptPodsRunning(ctx, ns, "mc", 2, 0)
+		exitPod(ctx, ns, "mc-launcher", 1)
+		st := eventuallyCondition(ctx, job, kubeflowv1.JobFailed)
+		Expect(condition(*st, kubeflowv1.JobFailed).Message).To(ContainSubstring(`rule "user-error" (FailJob) matched pod mc-launcher: container launcher exited with code 1`))
+		Expect(st.Restarts).To(BeZero())
+	})
+
 	It("restarts on the earliest failure when a later one would match FailJob", func(ctx context.Context) {
 		job := testjobs.MakePyTorchJob("ef", ns).Master(1).Workers(2).FailurePolicy(fp(5).
 			Rule("user-error", kubeflowv1.FailJobAction).OnExitCodes("", kubeflowv1.FailurePolicyOnExitCodesOpIn, 2).Obj()).Obj()
@@ -158,6 +171,41 @@ var _ = Describe("failure policy", func() {
 		Expect(condition(*st, kubeflowv1.JobFailed).Message).To(ContainSubstring("has reached the failure policy's maxRestarts (1)"))
 		Expect(st.Restarts).To(Equal(int32(1)))
 		Expect(st.RestartsCountTowardsMax).To(Equal(int32(1)))
+	})
+
+	It("deletes the running pods of a job FailJob failed and keeps the failed one, unless cleanPodPolicy is set", func(ctx context.Context) {
+		policy := fp(5).Rule("user-error", kubeflowv1.FailJobAction).OnExitCodes("", kubeflowv1.FailurePolicyOnExitCodesOpIn, 2).Obj()
+		clean := testjobs.MakePyTorchJob("cl", ns).Master(1).Workers(2).FailurePolicy(policy).Obj()
+		keep := testjobs.MakePyTorchJob("keep", ns).Master(1).Workers(2).FailurePolicy(policy).CleanPodPolicy(kubeflowv1.CleanPodPolicyNone).Obj()
+		Expect(k8s.Create(ctx, clean)).To(Succeed())
+		Expect(k8s.Create(ctx, keep)).To(Succeed())
+		Expect(getPyTorchJob(ctx, ns, "cl").Spec.RunPolicy.CleanPodPolicy).To(BeNil(), "not defaulted with a failure policy")
+		attemptPodsRunning(ctx, ns, "cl", 3, 0)
+		attemptPodsRunning(ctx, ns, "keep", 3, 0)
+		failed := jobPods(ctx, ns, "cl")[2]
+		Expect(failed.Name).To(Equal("cl-worker-1"))
+		exitPod(ctx, ns, "cl-worker-1", 2)
+		exitPod(ctx, ns, "keep-worker-1", 2)
+		eventuallyCondition(ctx, clean, kubeflowv1.JobFailed)
+		eventuallyCondition(ctx, keep, kubeflowv1.JobFailed)
+		Eventually(func() []string { return podNames(jobPods(ctx, ns, "cl")) }, timeout, interval).Should(Equal([]string{"cl-worker-1"}))
+		var now corev1.Pod
+		Expect(k8s.Get(ctx, client.ObjectKeyFromObject(&failed), &now)).To(Succeed())
+		Expect(now.UID).To(Equal(failed.UID), "the failed pod is kept for its logs")
+		Expect(now.Status.Phase).To(Equal(corev1.PodFailed))
+		// The user's None keeps v1's behaviour: every pod stays.
+		Consistently(func() []string { return livePodNames(ctx, ns, "keep") }, 2*time.Second, interval).
+			Should(Equal([]string{"keep-master-0", "keep-worker-0", "keep-worker-1"}))
+	})
+
+	It("deletes the running pods of an MPIJob that reached maxRestarts", func(ctx context.Context) {
+		job := testjobs.WithFailurePolicy(testjobs.MakeMPIJob("mx", ns).Launcher().Workers(2).Obj(), fp(0).Obj())
+		Expect(k8s.Create(ctx, job)).To(Succeed())
+		attemptPodsRunning(ctx, ns, "mx", 3, 0)
+		exitPod(ctx, ns, "mx-worker-1", 3)
+		st := eventuallyCondition(ctx, job, kubeflowv1.JobFailed)
+		Expect(condition(*st, kubeflowv1.JobFailed).Message).To(ContainSubstring("has reached the failure policy's maxRestarts (0)"))
+		Eventually(func() []string { return podNames(jobPods(ctx, ns, "mx")) }, timeout, interval).Should(Equal([]string{"mx-worker-1"}))
 	})
 
 	It("restarts on an eviction under an ignore rule without counting it", func(ctx context.Context) {

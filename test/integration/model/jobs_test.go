@@ -98,7 +98,14 @@ func buildJob(s *Scenario) client.Object {
 		}
 		obj = w.Obj()
 	case kubeflowv1.MPIJobKind:
-		obj = testjobs.MakeMPIJob(s.Name, s.Namespace).Launcher().Workers(n("Worker")).Obj()
+		w := testjobs.MakeMPIJob(s.Name, s.Namespace).Launcher().Workers(n("Worker"))
+		if s.Naming == NamedMain {
+			w.MainContainer(trainer)
+		}
+		for _, r := range s.Replicas {
+			w.ContainerName(r.Type, s.MainContainer(r.Type))
+		}
+		obj = w.Obj()
 	case kubeflowv1.XGBoostJobKind:
 		w := testjobs.MakeXGBoostJob(s.Name, s.Namespace).Master(1)
 		if n("Worker") > 0 {
@@ -123,9 +130,15 @@ func buildJob(s *Scenario) client.Object {
 		tmpl := &specs[r.Type].Template.Spec
 		tmpl.SchedulerName = noScheduler
 		if s.FailurePolicy != nil {
-			// A sidecar keeps the pod running when the default container
-			// exits (MainExit), which the failure policy counts as a failure.
-			tmpl.Containers = append(tmpl.Containers, corev1.Container{Name: sidecar, Image: tmpl.Containers[0].Image})
+			// A sidecar keeps the pod running when the main container exits
+			// (MainExit), which the failure policy counts as a failure. It
+			// comes first where spec.mainContainer says which one is main.
+			c := corev1.Container{Name: sidecar, Image: tmpl.Containers[0].Image}
+			if s.Naming == NamedMain {
+				tmpl.Containers = append([]corev1.Container{c}, tmpl.Containers...)
+			} else {
+				tmpl.Containers = append(tmpl.Containers, c)
+			}
 		}
 	}
 	rp.BackoffLimit = s.BackoffLimit

@@ -21,6 +21,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -279,6 +280,11 @@ type podTrace struct {
 	restartRV map[string]map[int32]uint64
 	// lives are, per job with a failure policy, when each pod came and went.
 	lives map[string]map[types.UID]*podLife
+	// finishedRV is, per job, the resourceVersion of the first job event
+	// showing it finished: pods that end later cannot change its outcome
+	// (the operator deletes the running pods of a failed job with a
+	// failure policy).
+	finishedRV map[string]uint64
 }
 
 // podLife is a pod's stay in the apiserver, by resourceVersion (one etcd
@@ -361,9 +367,15 @@ func (pt *podTrace) job(obj any) {
 		return
 	}
 	rv, _ := strconv.ParseUint(j.GetResourceVersion(), 10, 64)
-	restarts := jobStatus(j).Restarts
+	st := jobStatus(j)
+	restarts := st.Restarts
 	pt.mu.Lock()
 	defer pt.mu.Unlock()
+	if _, ok := pt.finishedRV[j.GetName()]; !ok && slices.ContainsFunc(st.Conditions, func(c kubeflowv1.JobCondition) bool {
+		return (c.Type == kubeflowv1.JobSucceeded || c.Type == kubeflowv1.JobFailed) && c.Status == corev1.ConditionTrue
+	}) {
+		pt.finishedRV[j.GetName()] = rv
+	}
 	seen := pt.restartRV[j.GetName()]
 	if seen == nil {
 		seen = map[int32]uint64{}
@@ -389,6 +401,9 @@ func (pt *podTrace) interference(job string) []string {
 	var out []string
 	for _, i := range pt.interfered[job] {
 		if at, ok := pt.restartRV[job][i.attempt+1]; i.attempt >= 0 && ok && at < i.rv {
+			continue
+		}
+		if at, ok := pt.finishedRV[job]; ok && at < i.rv {
 			continue
 		}
 		out = append(out, i.line)
@@ -513,7 +528,8 @@ func startEnv(t *testing.T, ns string) *env {
 		}
 	}
 	trace := &podTrace{start: time.Now(), lines: map[string][]string{}, scripted: map[types.UID]bool{}, interfered: map[string][]interference{},
-		restarted: map[string]int32{}, restartRV: map[string]map[int32]uint64{}, lives: map[string]map[types.UID]*podLife{}}
+		restarted: map[string]int32{}, restartRV: map[string]map[int32]uint64{}, lives: map[string]map[types.UID]*podLife{},
+		finishedRV: map[string]uint64{}}
 	kl := newKubelet(api, 32)
 	podInformer, err := ch.GetInformer(ctx, &corev1.Pod{})
 	if err != nil {
@@ -1219,7 +1235,7 @@ func (e *env) hold(ctx context.Context, pod *corev1.Pod, add bool) error {
 // reports a pod kept terminating by holdFinalizer, to release once the
 // operator has reacted.
 func (e *env) apply(ctx context.Context, s *Scenario, st Step, recreated bool, pod *corev1.Pod, at metav1.Time) (held bool, err error) {
-	container := defaultContainer(s.Kind)
+	container := s.MainContainer(st.Type)
 	outcome, code := st.Outcome, st.Code
 	if inPlace(s, st) && outcome == Succeed {
 		outcome, code = Crash, 0
@@ -1228,7 +1244,7 @@ func (e *env) apply(ctx context.Context, s *Scenario, st Step, recreated bool, p
 		e.trace.expect(pod.UID, recreated || outcome == Delete || outcome == APIEvict)
 	}
 	now := metav1.Now()
-	// end terminates a container; the default one with the step's code,
+	// end terminates a container; the main one with the step's code,
 	// others (the sidecar) as the kubelet stops them once the pod ends.
 	end := func(p *corev1.Pod, name string, code int32, reason string) {
 		for i := range p.Status.ContainerStatuses {

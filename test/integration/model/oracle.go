@@ -338,10 +338,10 @@ func (o *Oracle) matchRule(fp *kubeflowv1.FailurePolicy, st Step) *kubeflowv1.Fa
 			continue
 		}
 		if ec := rule.OnExitCodes; ec != nil {
-			// Only the default container exits in these scenarios; a
+			// Only the main container exits in these scenarios; a
 			// deletion without a code leaves it without one.
 			code, ok := exitCodeOf(st)
-			if ec.ContainerName != "" && ec.ContainerName != defaultContainer(o.s.Kind) {
+			if ec.ContainerName != "" && ec.ContainerName != o.s.MainContainer(st.Type) {
 				ok = false
 			}
 			listed := slices.Contains(ec.Values, code)
@@ -367,7 +367,7 @@ func (o *Oracle) matchRule(fp *kubeflowv1.FailurePolicy, st Step) *kubeflowv1.Fa
 	return nil
 }
 
-// exitCodeOf is the default container's exit code after a failure step,
+// exitCodeOf is the main container's exit code after a failure step,
 // if it has one.
 func exitCodeOf(st Step) (int32, bool) {
 	switch st.Outcome {
@@ -395,7 +395,7 @@ func (o *Oracle) policyFailure(rule *kubeflowv1.FailurePolicyRule, st Step, budg
 		parts = append(parts, "maxRestarts")
 	}
 	if code, ok := exitCodeOf(st); ok {
-		parts = append(parts, defaultContainer(o.s.Kind), fmt.Sprintf("exited with code %d", code))
+		parts = append(parts, o.s.MainContainer(st.Type), fmt.Sprintf("exited with code %d", code))
 	}
 	return State{Phase: PhaseFailed, Reason: o.s.Kind + "Failed", MessageParts: parts}
 }

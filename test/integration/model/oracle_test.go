@@ -409,6 +409,24 @@ func TestOracleFailurePolicy(t *testing.T) {
 			effects: []Effect{EffectRestart, EffectRestart, EffectFinished},
 		},
 		{
+			name: "MPIJob containers named by type: a rule without containerName reads the launcher's",
+			s: Scenario{Kind: kubeflowv1.MPIJobKind, Naming: NamedByType, Replicas: []ReplicaSet{rs(launcher, 1, never), rs(worker, 1, never)},
+				FailurePolicy: fp(2).Rule("rule0-fail", failJob).OnExitCodes("", in, 1).Obj(),
+				Steps:         []Step{step(launcher, 0, Fail, 1)}},
+			want: State{Phase: PhaseFailed, Reason: "MPIJobFailed",
+				MessageParts: []string{"j-launcher", "rule0-fail", "launcher", "exited with code 1"}},
+			effects: []Effect{EffectFinished},
+		},
+		{
+			name: "MPIJob spec.mainContainer after the sidecar: a rule naming it matches its exit",
+			s: Scenario{Kind: kubeflowv1.MPIJobKind, Naming: NamedMain, Replicas: []ReplicaSet{rs(launcher, 1, never), rs(worker, 2, never)},
+				FailurePolicy: fp(2).Rule("rule0-fail", failJob, worker).OnExitCodes(trainer, in, 3).Obj(),
+				Steps:         []Step{step(worker, 1, MainExit, 3)}},
+			want: State{Phase: PhaseFailed, Reason: "MPIJobFailed",
+				MessageParts: []string{"j-worker-1", "rule0-fail", "trainer", "exited with code 3"}},
+			effects: []Effect{EffectFinished},
+		},
+		{
 			name: "a restart replaces succeeded pods too",
 			s: Scenario{Kind: kubeflowv1.JAXJobKind, Replicas: []ReplicaSet{rs(worker, 2, never)},
 				FailurePolicy: fp(1).Obj(),
@@ -459,6 +477,12 @@ func TestGenerate(t *testing.T) {
 		}
 		if s.NoHold {
 			seen["noHold"]++
+		}
+		if (s.Kind == kubeflowv1.MPIJobKind) != (s.Naming != "") {
+			t.Fatalf("%s: container naming is for MPIJobs only, and every MPIJob has one", s.String())
+		}
+		if s.Naming != "" {
+			seen["containers "+string(s.Naming)]++
 		}
 		o := NewOracle(&s)
 		burstSlots, burstPerPod := map[Slot]bool{}, 0
@@ -535,7 +559,8 @@ func TestGenerate(t *testing.T) {
 			t.Errorf("too few scenarios end %s: %v", p, phases)
 		}
 	}
-	for _, what := range []string{"failurePolicy", "noHold", "burst", "moot", "per-pod", "effect restart", "ignored restart", "failed by the policy"} {
+	for _, what := range []string{"failurePolicy", "noHold", "burst", "moot", "per-pod", "effect restart", "ignored restart", "failed by the policy",
+		"containers " + string(NamedMPI), "containers " + string(NamedByType), "containers " + string(NamedMain)} {
 		if seen[what] < n/50 {
 			t.Errorf("too few %q: %d of %d scenarios", what, seen[what], n)
 		}

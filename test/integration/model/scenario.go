@@ -142,6 +142,9 @@ type Scenario struct {
 	// FailurePolicy is the job's runPolicy.failurePolicy; its pods get a
 	// sidecar container (see MainExit).
 	FailurePolicy *kubeflowv1.FailurePolicy
+	// Naming is how an MPIJob names its containers (MPIJob containers may
+	// have any name); "" for the other kinds.
+	Naming Naming
 	// NoHold: the test keeps no deleted pod visible with its own finalizer,
 	// so that a pod of an untracked job (no backoffLimit, no failure
 	// policy) vanishes at once and the operator learns of it only from its
@@ -149,6 +152,56 @@ type Scenario struct {
 	// alone. A deleted pod's containers then have no exit code (Code 0).
 	NoHold bool
 	Steps  []Step
+}
+
+// Naming is how an MPIJob scenario names its containers.
+type Naming string
+
+const (
+	// NamedMPI: every container is "mpi", as in v1's examples.
+	NamedMPI Naming = "mpi"
+	// NamedByType: the launcher's container is "launcher", the workers'
+	// "worker"; the first container is the main one.
+	NamedByType Naming = "by-type"
+	// NamedMain: spec.mainContainer names the container "trainer", which
+	// comes after the sidecar when there is one.
+	NamedMain Naming = "main"
+)
+
+var namings = []Naming{NamedMPI, NamedByType, NamedMain}
+
+// trainer is the main container of NamedMain scenarios.
+const trainer = "trainer"
+
+// MainContainer is the container of a replica's pods that runs the
+// program: the one whose exit code the steps set and a rule without
+// containerName reads (README "Failure policy": the kind's default
+// container; an MPIJob's spec.mainContainer, else its first container).
+func (s *Scenario) MainContainer(rt kubeflowv1.ReplicaType) string {
+	switch s.Naming {
+	case NamedByType:
+		return strings.ToLower(string(rt))
+	case NamedMain:
+		return trainer
+	}
+	return defaultContainer(s.Kind)
+}
+
+// sharedMainContainer is the main container of every replica type in
+// targets (every type when empty), "" when they differ.
+func (s *Scenario) sharedMainContainer(targets []kubeflowv1.ReplicaType) string {
+	if len(targets) == 0 {
+		for _, r := range s.Replicas {
+			targets = append(targets, r.Type)
+		}
+	}
+	name := s.MainContainer(targets[0])
+	for _, rt := range targets[1:] {
+		if s.MainContainer(rt) != name {
+			return ""
+		}
+	}
+	return name
 }
 
 // Tracked reports a job whose pods carry the operator's tracking finalizer
@@ -195,6 +248,9 @@ func (s *Scenario) String() string {
 	}
 	if s.AllWorkers {
 		b.WriteString(" successPolicy=AllWorkers")
+	}
+	if s.Naming != "" {
+		fmt.Fprintf(&b, " containers=%s", s.Naming)
 	}
 	if fp := s.FailurePolicy; fp != nil {
 		fmt.Fprintf(&b, " failurePolicy{maxRestarts=%d", fp.MaxRestarts)
@@ -287,6 +343,10 @@ func Generate(seed uint64, index int, namespace string) Scenario {
 	case kubeflowv1.MPIJobKind:
 		add(kubeflowv1.MPIJobReplicaTypeLauncher, 1)
 		add(kubeflowv1.MPIJobReplicaTypeWorker, 1+r.IntN(2))
+		// From a stream of its own, so that a seed's scenarios are otherwise
+		// the ones they were before the naming was drawn.
+		names := rand.New(rand.NewPCG(seed, uint64(index)|1<<63))
+		s.Naming = namings[names.IntN(len(namings))]
 	case kubeflowv1.XGBoostJobKind:
 		add(kubeflowv1.XGBoostJobReplicaTypeMaster, 1)
 		add(kubeflowv1.XGBoostJobReplicaTypeWorker, r.IntN(3))
@@ -388,7 +448,8 @@ func failurePolicy(r *rand.Rand, s *Scenario) *kubeflowv1.FailurePolicy {
 				ec.Operator = kubeflowv1.FailurePolicyOnExitCodesOpNotIn
 			}
 			if r.IntN(2) == 0 {
-				ec.ContainerName = defaultContainer(s.Kind)
+				// Named when the targeted types share their main container.
+				ec.ContainerName = s.sharedMainContainer(rule.TargetReplicaTypes)
 			}
 			for _, k := range r.Perm(len(exitCodes))[:1+r.IntN(3)] {
 				ec.Values = append(ec.Values, exitCodes[k])
@@ -489,8 +550,8 @@ func delay(r *rand.Rand) time.Duration {
 	}
 }
 
-// defaultContainer is the container whose exit code the engine reads (B1
-// §1.4), from the kinds table.
+// defaultContainer is the kind's default container (B1 §1.4), from the
+// kinds table.
 func defaultContainer(kind string) string {
 	for _, k := range kindtable.All() {
 		if k.Info.Kind == kind {
