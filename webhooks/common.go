@@ -522,6 +522,7 @@ func validateJob[J any, P interface {
 }](old, new P, validate func(P) (field.ErrorList, admission.Warnings)) (field.ErrorList, admission.Warnings) {
 	errs, warnings := validate(new)
 	errs = append(errs, validateFailurePolicy(new)...)
+	warnings = append(warnings, failurePolicyWarnings(new)...)
 	if old == nil {
 		return errs, warnings
 	}

@@ -24,6 +24,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apimachineryvalidation "k8s.io/apimachinery/pkg/api/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	kubeflowv1 "github.com/seed-d8a409e9/training-operator/apis/kubeflow.org/v1"
 )
@@ -144,6 +145,36 @@ func validateOnExitCodes(job kubeflowv1.Job, ec *kubeflowv1.FailurePolicyOnExitC
 		}
 	}
 	return errs
+}
+
+// failurePolicyWarnings name the replica restart policies a failure policy
+// leaves unused: its pods run with restartPolicy Never and every failure
+// goes to the policy, which hands it back to the replica's restartPolicy
+// only through a UseReplicaRestartPolicy rule covering that replica type.
+func failurePolicyWarnings(job kubeflowv1.Job) admission.Warnings {
+	fp := job.RunPolicy().FailurePolicy
+	if fp == nil {
+		return nil
+	}
+	handedBack := func(rt kubeflowv1.ReplicaType) bool {
+		return slices.ContainsFunc(fp.Rules, func(r kubeflowv1.FailurePolicyRule) bool {
+			return r.Action == kubeflowv1.UseReplicaRestartPolicyAction &&
+				(len(r.TargetReplicaTypes) == 0 || slices.Contains(r.TargetReplicaTypes, rt))
+		})
+	}
+	specs := job.ReplicaSpecs()
+	var out admission.Warnings
+	for _, rt := range sortedTypes(specs) {
+		spec := specs[rt]
+		if spec == nil || spec.RestartPolicy == "" || spec.RestartPolicy == kubeflowv1.RestartPolicyNever || handedBack(rt) {
+			continue
+		}
+		p := specPath.Child(job.KindInfo().ReplicaSpecsField).Key(string(rt)).Child("restartPolicy")
+		out = append(out, fmt.Sprintf("%s: %s is not applied: with runPolicy.failurePolicy the pods run with restartPolicy Never "+
+			"and the failure policy decides every restart; add a rule with action %s for %s to hand its failures back to it",
+			p, spec.RestartPolicy, kubeflowv1.UseReplicaRestartPolicyAction, rt))
+	}
+	return out
 }
 
 // validateFailurePolicyUpdate rejects any change of the failure policy,

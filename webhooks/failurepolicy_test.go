@@ -2,6 +2,7 @@ package webhooks
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -235,5 +236,70 @@ func TestDefaultFailurePolicy(t *testing.T) {
 	plain.ApplyDefaults()
 	if plain.Spec.RunPolicy.FailurePolicy != nil {
 		t.Errorf("a job without a failure policy got one: %+v", plain.Spec.RunPolicy.FailurePolicy)
+	}
+}
+
+// A failure policy runs pods with restartPolicy Never: a replica's own
+// restartPolicy is applied only through a UseReplicaRestartPolicy rule
+// covering it, and the webhook warns about every one left unused.
+func TestFailurePolicyWarnsOfUnusedRestartPolicies(t *testing.T) {
+	fp := testjobs.MakeFailurePolicy
+	warning := func(rt, policy string) string {
+		return "spec.pytorchReplicaSpecs[" + rt + "].restartPolicy: " + policy + " is not applied: with runPolicy.failurePolicy the pods run with " +
+			"restartPolicy Never and the failure policy decides every restart; add a rule with action UseReplicaRestartPolicy for " + rt +
+			" to hand its failures back to it"
+	}
+	for _, tc := range []struct {
+		name string
+		job  *kubeflowv1.PyTorchJob
+		want []string
+	}{
+		{"no failure policy", testjobs.MakePyTorchJob("j", "ns").Master(1).Workers(1).RestartPolicy(kubeflowv1.RestartPolicyOnFailure).Obj(), nil},
+		{"Never", testjobs.MakePyTorchJob("j", "ns").Master(1).Workers(1).RestartPolicy(kubeflowv1.RestartPolicyNever).FailurePolicy(fp(1).Obj()).Obj(), nil},
+		{"OnFailure and ExitCode unused",
+			testjobs.MakePyTorchJob("j", "ns").Master(1).Workers(1).RestartPolicy(kubeflowv1.RestartPolicyOnFailure).FailurePolicy(fp(1).Obj()).Obj(),
+			[]string{warning("Master", "OnFailure"), warning("Worker", "OnFailure")}},
+		{"handed back for Worker only",
+			testjobs.MakePyTorchJob("j", "ns").Master(1).Workers(1).RestartPolicy(kubeflowv1.RestartPolicyExitCode).FailurePolicy(
+				fp(1).Rule("back", kubeflowv1.UseReplicaRestartPolicyAction, kubeflowv1.PyTorchJobReplicaTypeWorker).Obj()).Obj(),
+			[]string{warning("Master", "ExitCode")}},
+		{"handed back for every type",
+			testjobs.MakePyTorchJob("j", "ns").Master(1).Workers(1).RestartPolicy(kubeflowv1.RestartPolicyOnFailure).FailurePolicy(
+				fp(1).Rule("back", kubeflowv1.UseReplicaRestartPolicyAction).Obj()).Obj(), nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			errs, warnings := ValidatePyTorchJob(nil, tc.job)
+			if len(errs) != 0 {
+				t.Fatalf("errors: %v", errs)
+			}
+			if diff := cmp.Diff(tc.want, []string(warnings)); diff != "" {
+				t.Errorf("warnings (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// With enableDynamicWorker a failed Worker is ignored (v1), so a rule that
+// names Worker is refused and one for every type is warned about.
+func TestFailurePolicyDynamicWorker(t *testing.T) {
+	fp := testjobs.MakeFailurePolicy
+	dynamic := func(p *kubeflowv1.FailurePolicy) *kubeflowv1.TFJob {
+		return testjobs.WithFailurePolicy(testjobs.MakeTFJob("t", "ns").Chief(1).Workers(2).EnableDynamicWorker(true).RestartPolicy(kubeflowv1.RestartPolicyNever).Obj(), p)
+	}
+	rules := field.NewPath("spec", "runPolicy", "failurePolicy", "rules")
+	errs, _ := ValidateTFJob(nil, dynamic(fp(1).Rule("chief", kubeflowv1.FailJobAction, kubeflowv1.TFJobReplicaTypeChief, kubeflowv1.TFJobReplicaTypeWorker).Obj()))
+	want := field.ErrorList{field.Forbidden(rules.Index(0).Child("targetReplicaTypes").Index(1),
+		"with spec.enableDynamicWorker a failed Worker is ignored, as in v1: no rule can act on one")}
+	if diff := cmp.Diff(want, errs); diff != "" {
+		t.Errorf("a rule naming Worker: errors (-want +got):\n%s", diff)
+	}
+	errs, warnings := ValidateTFJob(nil, dynamic(fp(1).Rule("all", kubeflowv1.RestartJobAction).Obj()))
+	if len(errs) != 0 || len(warnings) != 1 || !strings.Contains(warnings[0], "spec.runPolicy.failurePolicy.rules[0]: with spec.enableDynamicWorker") {
+		t.Errorf("a rule for every type: errors %v, warnings %q", errs, warnings)
+	}
+	static := testjobs.WithFailurePolicy(testjobs.MakeTFJob("t", "ns").Chief(1).Workers(2).RestartPolicy(kubeflowv1.RestartPolicyNever).Obj(),
+		fp(1).Rule("w", kubeflowv1.FailJobAction, kubeflowv1.TFJobReplicaTypeWorker).Obj())
+	if errs, warnings := ValidateTFJob(nil, static); len(errs) != 0 || len(warnings) != 0 {
+		t.Errorf("without enableDynamicWorker: errors %v, warnings %q", errs, warnings)
 	}
 }

@@ -17,6 +17,8 @@ limitations under the License.
 package webhooks
 
 import (
+	"fmt"
+
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
@@ -64,5 +66,33 @@ func validateTFJob(job *kubeflowv1.TFJob) (field.ErrorList, admission.Warnings) 
 		errs = append(errs, field.Forbidden(tfSpecsPath, "must not have more than 1 Chief or Master role"))
 	}
 	errs = append(errs, tfReplicaRules.validate(specs)...)
-	return errs, nil
+	dynErrs, warnings := validateDynamicWorkerRules(job)
+	return append(errs, dynErrs...), warnings
+}
+
+// validateDynamicWorkerRules: with enableDynamicWorker, v1 ignores a failed
+// Worker, so no failure-policy rule ever sees one. A rule that names Worker
+// is refused; a rule for every replica type is told that Workers are not
+// among them.
+func validateDynamicWorkerRules(job *kubeflowv1.TFJob) (field.ErrorList, admission.Warnings) {
+	fp := job.Spec.RunPolicy.FailurePolicy
+	if !job.Spec.EnableDynamicWorker || fp == nil {
+		return nil, nil
+	}
+	var errs field.ErrorList
+	var warnings admission.Warnings
+	for i, rule := range fp.Rules {
+		rp := failurePolicyPath.Child("rules").Index(i)
+		if len(rule.TargetReplicaTypes) == 0 {
+			warnings = append(warnings, fmt.Sprintf("%s: with spec.enableDynamicWorker a failed Worker is ignored, as in v1: this rule never sees one", rp))
+			continue
+		}
+		for j, rt := range rule.TargetReplicaTypes {
+			if rt == kubeflowv1.TFJobReplicaTypeWorker {
+				errs = append(errs, field.Forbidden(rp.Child("targetReplicaTypes").Index(j),
+					"with spec.enableDynamicWorker a failed Worker is ignored, as in v1: no rule can act on one"))
+			}
+		}
+	}
+	return errs, warnings
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -380,5 +381,29 @@ func TestUnrunnableJobFailsWithV1ValidationReason(t *testing.T) {
 	}
 	if diff := cmp.Diff([]string{"PyTorchJobFailedValidation: replica spec Worker has no containers"}, h.rec.events); diff != "" {
 		t.Errorf("events (-want +got):\n%s", diff)
+	}
+}
+
+// A pod template's restartPolicy is replaced by the replica spec's (v1's
+// Event), or by Never under a failure policy, and the Event says which.
+func TestTemplateRestartPolicyEvent(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		job  *kubeflowv1.PyTorchJob
+		want string
+	}{
+		{"v1", testjobs.MakePyTorchJob("j", "ns").UID("job-uid").Master(1).Workers(1).Obj(),
+			"SetPodTemplateRestartPolicy: Restart policy in pod template will be overwritten by restart policy in replica spec"},
+		{"failure policy", testjobs.MakePyTorchJob("j", "ns").UID("job-uid").Master(1).Workers(1).FailurePolicy(testjobs.MakeFailurePolicy(1).Obj()).Obj(),
+			"SetPodTemplateRestartPolicy: Restart policy in pod template will be overwritten by Never: with runPolicy.failurePolicy the operator decides every restart"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tc.job.Spec.PyTorchReplicaSpecs["Master"].Template.Spec.RestartPolicy = corev1.RestartPolicyAlways
+			h := newHarness(t, fakeFramework{}, tc.job, Options{}, interceptor.Funcs{})
+			h.reconcile()
+			if !slices.Contains(h.rec.events, tc.want) {
+				t.Errorf("events %q lack %q", h.rec.events, tc.want)
+			}
+		})
 	}
 }

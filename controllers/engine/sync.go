@@ -126,7 +126,7 @@ func (r *Reconciler[J]) missingChildren(job J, ch children, rt kubeflowv1.Replic
 			return nil, nil, fmt.Errorf("building pod %s: %w", name, err)
 		}
 		if ov {
-			restartWarning = "Restart policy in pod template will be overwritten by restart policy in replica spec"
+			restartWarning = templateRestartWarning(r.fw.RunPolicy(job))
 		}
 		if gang != nil {
 			if w := gang.DecoratePod(job, rt, pod); w != "" {
@@ -158,4 +158,14 @@ func (r *Reconciler[J]) adopt(ctx context.Context, obj client.Object, want map[s
 		return nil
 	}
 	return client.IgnoreNotFound(r.client.Patch(ctx, updated, client.MergeFrom(obj)))
+}
+
+// templateRestartWarning says what replaces a pod template's restartPolicy:
+// the replica spec's, as v1 said, or Never under a failure policy, which
+// decides every restart itself.
+func templateRestartWarning(rp *kubeflowv1.RunPolicy) string {
+	if rp.FailurePolicy != nil {
+		return "Restart policy in pod template will be overwritten by Never: with runPolicy.failurePolicy the operator decides every restart"
+	}
+	return "Restart policy in pod template will be overwritten by restart policy in replica spec"
 }
