@@ -76,6 +76,12 @@ const (
 	KustomizeRBACDir   = "config/default/rbac"
 	KustomizeClusterRB = KustomizeRBACDir + "/cluster_role.yaml"
 	KustomizeRole      = KustomizeRBACDir + "/role.yaml"
+	// The cert-manager component's patches replace those two roles' rules
+	// with the ones the operator needs when cert-manager owns the
+	// certificate Secret and the CA bundles: no Secret, no webhook
+	// configurations.
+	CertManagerClusterRolePatch = "config/certmanager/rbac_cluster_role_patch.yaml"
+	CertManagerRolePatch        = "config/certmanager/rbac_role_patch.yaml"
 
 	// RoleName names the ClusterRole and the Role (v1's name).
 	RoleName = "training-operator"
@@ -330,7 +336,13 @@ func Generate(root string) (map[string][]byte, error) {
 		ObjectMeta: metav1.ObjectMeta{Name: RoleName},
 		Rules:      slices.Concat(groups.CertificateSecret, groups.OperatorNamespace),
 	}
-	for path, obj := range map[string]any{KustomizeClusterRB: clean(cr), KustomizeRole: clean(r)} {
+	// The cert-manager component: a strategic merge patch replaces a role's
+	// whole rules list (it has no merge key).
+	cmCR, cmR := cr, r
+	cmCR.Rules = slices.Concat(groups.JobNamespaces, groups.Cluster)
+	cmR.Rules = groups.OperatorNamespace
+	for path, obj := range map[string]any{KustomizeClusterRB: clean(cr), KustomizeRole: clean(r),
+		CertManagerClusterRolePatch: clean(cmCR), CertManagerRolePatch: clean(cmR)} {
 		data, err := yaml.Marshal(obj)
 		if err != nil {
 			return nil, err

@@ -242,12 +242,51 @@ func TestKustomizeOverlays(t *testing.T) {
 }
 
 // TestKustomizeRBACGenerated: config/default/rbac holds what make chart-sync writes.
+// TestKustomizeRBACPerOverlay: with the operator's own certificates
+// (standalone, kubeflow) it may update its one Secret and its two webhook
+// configurations; with cert-manager's (cert-manager overlay), which owns
+// them, it may touch neither. The chart grants the same in each mode.
+func TestKustomizeRBACPerOverlay(t *testing.T) {
+	sensitive := func(m manifests) (secret, webhooks bool) {
+		for _, o := range append(m.ofKind("ClusterRole"), m.ofKind("Role")...) {
+			if o.GetName() != chartsync.RoleName {
+				continue
+			}
+			for _, r := range typed[rbacv1.ClusterRole](t, o).Rules {
+				secret = secret || slices.Contains(r.Resources, "secrets")
+				webhooks = webhooks || slices.Contains(r.Resources, "mutatingwebhookconfigurations") ||
+					slices.Contains(r.Resources, "validatingwebhookconfigurations")
+			}
+		}
+		return secret, webhooks
+	}
+	for _, tc := range []struct {
+		overlay, certManagement string
+		grants                  bool
+	}{
+		{"config/overlays/standalone", "self-signed", true},
+		{"config/overlays/kubeflow", "self-signed", true},
+		{"config/overlays/cert-manager", "cert-manager", false},
+	} {
+		t.Run(tc.overlay, func(t *testing.T) {
+			secret, webhooks := sensitive(kustomize(t, tc.overlay))
+			if secret != tc.grants || webhooks != tc.grants {
+				t.Errorf("grants on the Secret %v, on webhook configurations %v; want %v", secret, webhooks, tc.grants)
+			}
+			cs, cw := sensitive(render(t, "kubeflow", map[string]any{"webhook": map[string]any{"certManagement": tc.certManagement}}))
+			if cs != secret || cw != webhooks {
+				t.Errorf("the chart (certManagement %s) grants Secret %v, webhook configurations %v; kustomize %v, %v", tc.certManagement, cs, cw, secret, webhooks)
+			}
+		})
+	}
+}
+
 func TestKustomizeRBACGenerated(t *testing.T) {
 	files, err := chartsync.Generate(repoRoot)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, p := range []string{chartsync.KustomizeClusterRB, chartsync.KustomizeRole} {
+	for _, p := range []string{chartsync.KustomizeClusterRB, chartsync.KustomizeRole, chartsync.CertManagerClusterRolePatch, chartsync.CertManagerRolePatch} {
 		got, err := os.ReadFile(filepath.Join(repoRoot, p))
 		if err != nil {
 			t.Fatal(err)
