@@ -368,7 +368,7 @@ func (r *Reconciler[J]) currentFailures(job J, cur children, specs map[kubeflowv
 		}
 		main, sidecars := r.fw.mainContainer(job, specs[rt]), nativeSidecars(specs[rt])
 		for _, pod := range byIndex {
-			if counted[string(pod.UID)] || r.memory.IsDeleting(j, pod.UID) {
+			if counted[string(pod.UID)] || r.memory.IsDeleting(j, pod.UID) || endedBySuspension(pod) {
 				continue
 			}
 			deleted := pod.DeletionTimestamp != nil && pod.Status.Phase != corev1.PodSucceeded
