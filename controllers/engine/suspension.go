@@ -13,6 +13,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/workqueue"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	kubeflowv1 "github.com/seed-d8a409e9/training-operator/apis/kubeflow.org/v1"
 )
 
 // A suspended job's pods end because of the suspension, not of a failure.
@@ -24,15 +26,11 @@ import (
 // the pod keeps it while it terminates, and any process can tell it was
 // no failure (neither for the failure policy nor for backoffLimit).
 
-// SuspendedDisruptionReason is the reason of the DisruptionTarget
-// condition set on a pod deleted because its job is suspended.
-const SuspendedDisruptionReason = "TrainingJobSuspended"
-
 // endedBySuspension reports a pod marked as deleted for its job's suspension.
 func endedBySuspension(pod *corev1.Pod) bool {
 	for _, c := range pod.Status.Conditions {
 		if c.Type == corev1.DisruptionTarget {
-			return c.Status == corev1.ConditionTrue && c.Reason == SuspendedDisruptionReason
+			return c.Status == corev1.ConditionTrue && c.Reason == kubeflowv1.SuspendedDisruptionReason
 		}
 	}
 	return false
@@ -52,7 +50,7 @@ func suspensionMark(pod *corev1.Pod, msg string, now metav1.Time) (client.Patch,
 	body := map[string]any{
 		"metadata": map[string]any{"uid": pod.UID},
 		"status": map[string]any{"conditions": []corev1.PodCondition{{
-			Type: corev1.DisruptionTarget, Status: corev1.ConditionTrue, Reason: SuspendedDisruptionReason,
+			Type: corev1.DisruptionTarget, Status: corev1.ConditionTrue, Reason: kubeflowv1.SuspendedDisruptionReason,
 			Message: msg, LastTransitionTime: now,
 		}}},
 	}

@@ -21,10 +21,10 @@ func TestEndedBySuspension(t *testing.T) {
 		want bool
 	}{
 		{name: "no condition", pod: pod().Terminating().Obj()},
-		{name: "marked by the suspension", pod: pod().DisruptionTarget(SuspendedDisruptionReason).Terminating().Obj(), want: true},
+		{name: "marked by the suspension", pod: pod().DisruptionTarget(kubeflowv1.SuspendedDisruptionReason).Terminating().Obj(), want: true},
 		{name: "evicted by someone else", pod: pod().DisruptionTarget("EvictionByEvictionAPI").Terminating().Obj()},
 		{name: "preempted by the scheduler", pod: pod().DisruptionTarget("PreemptionByScheduler").Obj()},
-		{name: "our reason, not True", pod: pod().Condition(corev1.DisruptionTarget, corev1.ConditionFalse, SuspendedDisruptionReason, "", fpT0).Obj()},
+		{name: "our reason, not True", pod: pod().Condition(corev1.DisruptionTarget, corev1.ConditionFalse, kubeflowv1.SuspendedDisruptionReason, "", fpT0).Obj()},
 	}
 	for _, tc := range cases {
 		if got := endedBySuspension(tc.pod); got != tc.want {
@@ -40,7 +40,7 @@ func suspendedWorker(i int, marked bool) *corev1.Pod {
 		Label(kubeflowv1.ReplicaTypeLabel, "worker").Label(kubeflowv1.ReplicaIndexLabel, string(rune('0'+i))).
 		Phase(corev1.PodFailed).Terminated("pytorch", 143, "Error").Terminating()
 	if marked {
-		w = w.DisruptionTarget(SuspendedDisruptionReason)
+		w = w.DisruptionTarget(kubeflowv1.SuspendedDisruptionReason)
 	}
 	return w.Obj()
 }

@@ -19,7 +19,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kubeflowv1 "github.com/seed-d8a409e9/training-operator/apis/kubeflow.org/v1"
-	"github.com/seed-d8a409e9/training-operator/controllers/engine"
 	"github.com/seed-d8a409e9/training-operator/e2e/cluster"
 	"github.com/seed-d8a409e9/training-operator/test/testjobs"
 	"github.com/seed-d8a409e9/training-operator/test/util"
@@ -105,7 +104,8 @@ var _ = Describe("failure policy", func() {
 			}
 			st = eventuallyCondition(ctx, job, kubeflowv1.JobSucceeded)
 			Expect(st.Restarts).To(Equal(int32(1)))
-			Expect(eventCount(ctx, ns, kind+"Restarting")).To(Equal(int32(1)))
+			Expect(eventCount(ctx, ns, kubeflowv1.FailurePolicyNoRuleMatchedReason)).To(Equal(int32(1)))
+			Expect(eventCount(ctx, ns, kind+"Restarting")).To(BeZero(), "a whole-job restart has the failure policy's reason")
 			Expect(eventCount(ctx, ns, kind+"RestartCompleted")).To(Equal(int32(1)))
 			// Nothing is left holding a pod once the job is finished.
 			Eventually(func(g Gomega) {
@@ -124,7 +124,7 @@ var _ = Describe("failure policy", func() {
 		exitPod(ctx, ns, "fj-worker-1", 2)
 		st := eventuallyCondition(ctx, job, kubeflowv1.JobFailed)
 		c := condition(*st, kubeflowv1.JobFailed)
-		Expect(c.Reason).To(Equal("PyTorchJobFailed"))
+		Expect(c.Reason).To(Equal(kubeflowv1.FailurePolicyFailJobReason))
 		Expect(c.Message).To(ContainSubstring(`rule "user-error" (FailJob) matched pod fj-worker-1: container pytorch exited with code 2`))
 		Expect(st.Restarts).To(BeZero())
 	})
@@ -170,6 +170,7 @@ var _ = Describe("failure policy", func() {
 		exitPod(ctx, ns, "mr-master-0", 4)
 		st := eventuallyCondition(ctx, job, kubeflowv1.JobFailed)
 		Expect(condition(*st, kubeflowv1.JobFailed).Message).To(ContainSubstring("has reached the failure policy's maxRestarts (1)"))
+		Expect(condition(*st, kubeflowv1.JobFailed).Reason).To(Equal(kubeflowv1.ReachedMaxRestartsReason))
 		Expect(st.Restarts).To(Equal(int32(1)))
 		Expect(st.RestartsCountTowardsMax).To(Equal(int32(1)))
 	})
@@ -310,7 +311,7 @@ var _ = Describe("failure accounting", func() {
 					g.Expect(p.DeletionTimestamp).NotTo(BeNil(), p.Name)
 					g.Expect(p.Status.Conditions).To(ContainElement(And(
 						HaveField("Type", corev1.DisruptionTarget), HaveField("Status", corev1.ConditionTrue),
-						HaveField("Reason", engine.SuspendedDisruptionReason))), p.Name)
+						HaveField("Reason", kubeflowv1.SuspendedDisruptionReason))), p.Name)
 				}
 			}, timeout, interval).Should(Succeed())
 
