@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/workqueue"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	kubeflowv1 "github.com/seed-d8a409e9/training-operator/apis/kubeflow.org/v1"
 )
@@ -84,6 +85,10 @@ func (r *Reconciler[J]) markSuspended(ctx context.Context, job client.Object, po
 			ok[i] = true
 		case apierrors.IsNotFound(err) || apierrors.IsConflict(err):
 			// Gone, or replaced by a successor: nothing to delete.
+		case apierrors.IsForbidden(err):
+			// RBAC from before pods/status: suspend as before rather than never.
+			log.FromContext(ctx).Info("cannot mark a suspended job's pod, deleting it unmarked", "pod", pod.Name, "err", err.Error())
+			ok[i] = true
 		default:
 			mu.Lock()
 			errs = append(errs, fmt.Errorf("marking pod %s: %w", pod.Name, err))

@@ -2,10 +2,14 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
@@ -131,5 +135,40 @@ func TestSuspendMarksBeforeDelete(t *testing.T) {
 	want := []string{"mark j-master-0", "delete j-master-0", "delete j-worker-0"}
 	if diff := cmp.Diff(want, writes); diff != "" {
 		t.Errorf("pod writes (-want +got):\n%s", diff)
+	}
+}
+
+// What a failed mark does to the pod's deletion: a pod gone or replaced is
+// not deleted, RBAC without pods/status suspends as before (unmarked), and
+// any other error keeps the pod for the next pass.
+func TestMarkSuspendedErrors(t *testing.T) {
+	gr := schema.GroupResource{Resource: "pods"}
+	cases := []struct {
+		name       string
+		err        error
+		wantDelete []string
+		wantErr    bool
+	}{
+		{name: "marked", wantDelete: []string{"j-master-0"}},
+		{name: "gone", err: apierrors.NewNotFound(gr, "j-master-0")},
+		{name: "replaced (UID precondition)", err: apierrors.NewConflict(gr, "j-master-0", errors.New("uid"))},
+		{name: "forbidden", err: apierrors.NewForbidden(gr, "j-master-0", errors.New("rbac")), wantDelete: []string{"j-master-0"}},
+		{name: "server error", err: apierrors.NewInternalError(errors.New("boom")), wantErr: true},
+	}
+	for _, tc := range cases {
+		job := testjobs.MakePyTorchJob("j", "ns").UID("job-uid").Master(1).Obj()
+		h := newHarness(t, fakeFramework{}, job, Options{Fanout: 1}, interceptor.Funcs{
+			SubResourcePatch: func(context.Context, client.Client, string, client.Object, client.Patch, ...client.SubResourcePatchOption) error {
+				return tc.err
+			},
+		})
+		pod := testjobs.MakePod("j-master-0", "ns").UID("m0").Phase(corev1.PodRunning).Obj()
+		got, err := h.r.markSuspended(context.Background(), job, []*corev1.Pod{pod}, metav1.NewTime(fpT0))
+		if (err != nil) != tc.wantErr {
+			t.Errorf("%s: err = %v, want error %v", tc.name, err, tc.wantErr)
+		}
+		if diff := cmp.Diff(tc.wantDelete, podNamesOf(got)); diff != "" {
+			t.Errorf("%s: pods to delete (-want +got):\n%s", tc.name, diff)
+		}
 	}
 }
