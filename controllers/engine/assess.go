@@ -56,7 +56,7 @@ func (r *Reconciler[J]) assess(job J, ch children, gone []*corev1.Pod, specs map
 		sort.Ints(indices)
 		for _, i := range indices {
 			pod := ch.pods[rt][i]
-			if r.memory.IsDeleting(j, pod.UID) {
+			if r.memory.IsDeleting(j, pod.UID) || endedBySuspension(pod) {
 				continue
 			}
 			failed := pod.Status.Phase == corev1.PodFailed || (withPolicy && mainContainerFailed(pod, r.fw.mainContainer(job, spec)))
@@ -110,7 +110,7 @@ func (r *Reconciler[J]) assess(job J, ch children, gone []*corev1.Pod, specs map
 		// The pass listed its pods before it read the vanished ones, so a pod
 		// that left the cache in between is in both; if the loop above saw it
 		// failed or terminating, it dealt with it.
-		if !ok || counted[string(pod.UID)] || dealt[pod.UID] {
+		if !ok || counted[string(pod.UID)] || dealt[pod.UID] || endedBySuspension(pod) {
 			continue
 		}
 		// Deleted by someone else and gone before a pass saw it terminating:

@@ -31,6 +31,9 @@ type childWrites struct {
 	// down), or a finished or suspended job's, by its cleanPodPolicy.
 	deletePods     []*corev1.Pod
 	deleteServices []*metav1.PartialObjectMetadata
+	// suspending marks deletePods as ended by the suspension before they
+	// are deleted (suspension.go).
+	suspending bool
 	// teardown removes the gang and the framework's extra children.
 	teardown bool
 	// deleteJob deletes the job: its TTL after finishing has passed.
@@ -61,7 +64,11 @@ func (r *Reconciler[J]) writeChildren(ctx context.Context, job J, p *plan) error
 			return err
 		}
 	}
-	if err := errors.Join(r.deletePods(ctx, job, w.deletePods), r.deleteServices(ctx, job, w.deleteServices)); err != nil {
+	pods, markErr := w.deletePods, error(nil)
+	if w.suspending {
+		pods, markErr = r.markSuspended(ctx, job, pods, p.now)
+	}
+	if err := errors.Join(markErr, r.deletePods(ctx, job, pods), r.deleteServices(ctx, job, w.deleteServices)); err != nil {
 		return err
 	}
 	if w.teardown {

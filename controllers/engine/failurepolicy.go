@@ -293,9 +293,28 @@ const (
 // would add a child-event delay to the restart.
 const restartRecheck = 200 * time.Millisecond
 
-// wholeJobRestart marks the Restarting condition of a whole-job restart
-// (v1's reason is kept, so the message tells it from a per-pod one).
-const wholeJobRestart = "is restarting the whole job"
+// restartReason is the Restarting condition's reason for a whole-job
+// restart: which rule's action (or none) decided it.
+func (v *verdict) restartReason() string {
+	switch {
+	case v.rule == "":
+		return kubeflowv1.FailurePolicyNoRuleMatchedReason
+	case v.action == kubeflowv1.RestartJobAndIgnoreMaxRestartsAction:
+		return kubeflowv1.FailurePolicyRestartJobAndIgnoreMaxRestartsReason
+	}
+	return kubeflowv1.FailurePolicyRestartJobReason
+}
+
+// wholeJobRestart reports a Restarting reason of the failure policy's, as
+// opposed to v1's per-pod <Kind>Restarting.
+func wholeJobRestart(reason string) bool {
+	switch reason {
+	case kubeflowv1.FailurePolicyRestartJobReason, kubeflowv1.FailurePolicyRestartJobAndIgnoreMaxRestartsReason,
+		kubeflowv1.FailurePolicyNoRuleMatchedReason:
+		return true
+	}
+	return false
+}
 
 // applyFailurePolicy judges the current attempt's failures and records the
 // decision in the plan's status: Failed, or a restart (restarts raised,
@@ -325,12 +344,12 @@ func (r *Reconciler[J]) applyFailurePolicy(job J, cur children, specs map[kubefl
 	switch {
 	case v.action == kubeflowv1.FailJobAction:
 		p.policyAction = string(kubeflowv1.FailJobAction)
-		r.fail(p, job, kind+reasonFailed, fmt.Sprintf("%s %s has failed because the failure policy's %s.", kind, name, v.describe(false, 0, 0)),
+		r.fail(p, job, kubeflowv1.FailurePolicyFailJobReason, fmt.Sprintf("%s %s has failed because the failure policy's %s.", kind, name, v.describe(false, 0, 0)),
 			corev1.EventTypeWarning, now)
 		return policyFailed
 	case v.action == kubeflowv1.RestartJobAction && st.RestartsCountTowardsMax >= fp.MaxRestarts:
 		p.policyAction = "MaxRestartsReached"
-		r.fail(p, job, kind+reasonFailed, fmt.Sprintf("%s %s has failed because it has reached the failure policy's maxRestarts (%d): %s.",
+		r.fail(p, job, kubeflowv1.ReachedMaxRestartsReason, fmt.Sprintf("%s %s has failed because it has reached the failure policy's maxRestarts (%d): %s.",
 			kind, name, fp.MaxRestarts, v.describe(false, 0, 0)), corev1.EventTypeWarning, now)
 		return policyFailed
 	}
@@ -339,16 +358,17 @@ func (r *Reconciler[J]) applyFailurePolicy(job J, cur children, specs map[kubefl
 	if counted {
 		st.RestartsCountTowardsMax++
 	}
-	msg := fmt.Sprintf("%s %s %s, attempt %d: %s.", kind, name, wholeJobRestart, st.Restarts,
+	msg := fmt.Sprintf("%s %s is restarting the whole job, attempt %d: %s.", kind, name, st.Restarts,
 		v.describe(counted, st.RestartsCountTowardsMax, fp.MaxRestarts))
-	if !setCondition(st, newCondition(kubeflowv1.JobRestarting, corev1.ConditionTrue, kind+reasonRestarting, msg, now)) {
+	reason := v.restartReason()
+	if !setCondition(st, newCondition(kubeflowv1.JobRestarting, corev1.ConditionTrue, reason, msg, now)) {
 		// Restarting again before the last attempt ran: the new decision's
 		// message and time.
 		if c := getCondition(st, kubeflowv1.JobRestarting); c != nil {
 			c.Message, c.LastUpdateTime = msg, now
 		}
 	}
-	p.event(corev1.EventTypeWarning, kind+reasonRestarting, "%s", msg)
+	p.event(corev1.EventTypeWarning, reason, "%s", msg)
 	p.restarted = true
 	p.policyAction = string(v.action)
 	return policyRestarted
@@ -368,7 +388,7 @@ func (r *Reconciler[J]) currentFailures(job J, cur children, specs map[kubeflowv
 		}
 		main, sidecars := r.fw.mainContainer(job, specs[rt]), nativeSidecars(specs[rt])
 		for _, pod := range byIndex {
-			if counted[string(pod.UID)] || r.memory.IsDeleting(j, pod.UID) {
+			if counted[string(pod.UID)] || r.memory.IsDeleting(j, pod.UID) || endedBySuspension(pod) {
 				continue
 			}
 			deleted := pod.DeletionTimestamp != nil && pod.Status.Phase != corev1.PodSucceeded
@@ -402,7 +422,7 @@ func (r *Reconciler[J]) currentFailures(job J, cur children, specs map[kubeflowv
 // the restart took. Without such a restart it says go.
 func (r *Reconciler[J]) restartDone(p *plan, job client.Object, specs map[kubeflowv1.ReplicaType]*kubeflowv1.ReplicaSpec, cur children, now metav1.Time) bool {
 	c := getCondition(&p.status, kubeflowv1.JobRestarting)
-	if c == nil || c.Status != corev1.ConditionTrue || !strings.Contains(c.Message, wholeJobRestart) {
+	if c == nil || c.Status != corev1.ConditionTrue || !wholeJobRestart(c.Reason) {
 		return true
 	}
 	for rt, spec := range specs {

@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -147,7 +148,7 @@ func TestApplyFailurePolicy(t *testing.T) {
 	}
 	c := getCondition(&p.status, kubeflowv1.JobRestarting)
 	want := "PyTorchJob j is restarting the whole job, attempt 1: no rule matched (RestartJob) pod j-worker-0: container pytorch exited with code 3 (Error); restarts counted 1/2."
-	if c == nil || c.Message != want || c.Reason != "PyTorchJobRestarting" {
+	if c == nil || c.Message != want || c.Reason != kubeflowv1.FailurePolicyNoRuleMatchedReason {
 		t.Errorf("Restarting = %+v, want message %q", c, want)
 	}
 
@@ -187,6 +188,88 @@ func TestApplyFailurePolicy(t *testing.T) {
 	out, _ = run(fp(2).Obj(), kubeflowv1.JobStatus{CountedPods: []string{string(counted.UID)}}, counted)
 	if out != policyNone {
 		t.Errorf("counted failure judged again: %v", out)
+	}
+}
+
+// Each decision of the failure policy has a stable reason of its own on its
+// condition and event; a failure the policy hands to the replica's
+// restartPolicy keeps v1's.
+func TestFailurePolicyReasons(t *testing.T) {
+	fp := testjobs.MakeFailurePolicy
+	oom := func() *testjobs.FailurePolicyWrapper {
+		return fp(1).Rule("oom", kubeflowv1.UseReplicaRestartPolicyAction).OnExitCodes("", kubeflowv1.FailurePolicyOnExitCodesOpIn, 137)
+	}
+	cases := []struct {
+		name   string
+		policy *kubeflowv1.FailurePolicy
+		status kubeflowv1.JobStatus
+		pods   []*corev1.Pod
+		want   kubeflowv1.JobConditionType
+		reason string
+	}{
+		{name: "no rule matched", policy: fp(1).Obj(), pods: []*corev1.Pod{failedWorker(0, 3, 0)},
+			want: kubeflowv1.JobRestarting, reason: kubeflowv1.FailurePolicyNoRuleMatchedReason},
+		{name: "RestartJob rule", policy: fp(1).Rule("any", kubeflowv1.RestartJobAction).Obj(), pods: []*corev1.Pod{failedWorker(0, 3, 0)},
+			want: kubeflowv1.JobRestarting, reason: kubeflowv1.FailurePolicyRestartJobReason},
+		{name: "RestartJobAndIgnoreMaxRestarts rule", policy: fp(0).Rule("infra", kubeflowv1.RestartJobAndIgnoreMaxRestartsAction).Obj(),
+			pods: []*corev1.Pod{failedWorker(0, 3, 0)}, want: kubeflowv1.JobRestarting, reason: kubeflowv1.FailurePolicyRestartJobAndIgnoreMaxRestartsReason},
+		{name: "FailJob rule", policy: fp(1).Rule("user", kubeflowv1.FailJobAction).Obj(), pods: []*corev1.Pod{failedWorker(0, 3, 0)},
+			want: kubeflowv1.JobFailed, reason: kubeflowv1.FailurePolicyFailJobReason},
+		{name: "maxRestarts spent by a rule", policy: fp(1).Rule("any", kubeflowv1.RestartJobAction).Obj(),
+			status: kubeflowv1.JobStatus{Restarts: 1, RestartsCountTowardsMax: 1}, pods: []*corev1.Pod{attempt(failedWorker(0, 3, 0), 1)},
+			want: kubeflowv1.JobFailed, reason: kubeflowv1.ReachedMaxRestartsReason},
+		{name: "maxRestarts spent, no rule", policy: fp(0).Obj(), pods: []*corev1.Pod{failedWorker(0, 3, 0)},
+			want: kubeflowv1.JobFailed, reason: kubeflowv1.ReachedMaxRestartsReason},
+		{name: "the replica's restartPolicy fails the job: v1's reason", policy: oom().Obj(), pods: []*corev1.Pod{failedWorker(0, 137, 0), failedWorker(1, 1, 1)},
+			want: kubeflowv1.JobFailed, reason: "PyTorchJobFailed"},
+	}
+	for _, tc := range cases {
+		job := testjobs.MakePyTorchJob("j", "ns").UID("job").Master(1).Workers(2).RestartPolicy(kubeflowv1.RestartPolicyNever).FailurePolicy(tc.policy).Obj()
+		job.Status = tc.status
+		r := &Reconciler[*kubeflowv1.PyTorchJob]{fw: resolve(fakeFramework{}), memory: NewJobMemory(nil)}
+		p := &plan{status: *tc.status.DeepCopy()}
+		r.applyFailurePolicy(job, bucketChildren(job.Spec.PyTorchReplicaSpecs, tc.pods, nil, nil), job.Spec.PyTorchReplicaSpecs, p, metav1.NewTime(fpT0))
+		var got []string
+		if c := getCondition(&p.status, tc.want); c != nil && c.Status == corev1.ConditionTrue {
+			got = append(got, "condition "+c.Reason)
+		}
+		for _, e := range p.events {
+			got = append(got, "event "+e.reason)
+		}
+		want := []string{"condition " + tc.reason, "event " + tc.reason}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("%s: reasons (-want +got):\n%s", tc.name, diff)
+		}
+	}
+}
+
+// attempt labels pod as made for restart attempt n.
+func attempt(pod *corev1.Pod, n int) *corev1.Pod {
+	pod.Labels[kubeflowv1.RestartAttemptLabel] = strconv.Itoa(n)
+	return pod
+}
+
+// Only a whole-job restart holds Running back until its new attempt runs;
+// it is told by the condition's reason, not its message.
+func TestRestartDoneReadsTheReason(t *testing.T) {
+	cases := []struct {
+		reason, msg string
+		wantDone    bool
+	}{
+		{reason: kubeflowv1.FailurePolicyNoRuleMatchedReason, msg: "", wantDone: false},
+		{reason: kubeflowv1.FailurePolicyRestartJobReason, wantDone: false},
+		{reason: kubeflowv1.FailurePolicyRestartJobAndIgnoreMaxRestartsReason, wantDone: false},
+		{reason: "PyTorchJobRestarting", msg: "PyTorchJob j is restarting the whole job, attempt 1", wantDone: true},
+	}
+	for _, tc := range cases {
+		job := testjobs.MakePyTorchJob("j", "ns").UID("job").Master(1).Workers(1).FailurePolicy(testjobs.MakeFailurePolicy(1).Obj()).Obj()
+		r := &Reconciler[*kubeflowv1.PyTorchJob]{fw: resolve(fakeFramework{}), memory: NewJobMemory(nil)}
+		p := &plan{}
+		setCondition(&p.status, newCondition(kubeflowv1.JobRestarting, corev1.ConditionTrue, tc.reason, tc.msg, metav1.NewTime(fpT0)))
+		// No pod of the new attempt runs yet.
+		if got := r.restartDone(p, job, job.Spec.PyTorchReplicaSpecs, children{}, metav1.NewTime(fpT0)); got != tc.wantDone {
+			t.Errorf("reason %s: restartDone = %v, want %v", tc.reason, got, tc.wantDone)
+		}
 	}
 }
 

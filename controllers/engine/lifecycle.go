@@ -86,6 +86,7 @@ func (r *Reconciler[J]) suspend(job J, ch children, p *plan, now metav1.Time) {
 	msg := fmt.Sprintf("%s %s is suspended.", kind, job.GetName())
 	w := &p.children
 	w.deletePods, w.deleteServices = cleanup(ch, kubeflowv1.CleanPodPolicyAll, false)
+	w.suspending = true
 	w.teardown = true
 	w.then = func() {
 		for _, rs := range st.ReplicaStatuses {

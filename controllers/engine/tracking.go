@@ -165,7 +165,8 @@ func (r *Reconciler[J]) releasable(job J, st *kubeflowv1.JobStatus, ch children)
 		// gone, its slot would be filled again within the attempt, running a
 		// finished rank alone (make chaos: two pods in one attempt).
 		doneForGood := pod.Status.Phase == corev1.PodSucceeded && rp.FailurePolicy == nil
-		if (replaced && deletionConfirmed(pod)) || doneForGood || tolerated {
+		// A pod the suspension ended has nothing to count (suspension.go).
+		if (replaced && deletionConfirmed(pod)) || doneForGood || tolerated || endedBySuspension(pod) {
 			release = append(release, pod)
 			if isOld {
 				oldReleased++

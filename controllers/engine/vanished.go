@@ -152,7 +152,7 @@ func (r *Reconciler[J]) podLeft() predicate.Funcs {
 			if r.fw.tracked(r.fw.RunPolicy(job)) {
 				return true
 			}
-			ours := r.memory.IsDeleting(JobRef{Kind: r.fw.Kind(), NamespacedName: key, UID: ref.UID}, pod.UID)
+			ours := r.memory.IsDeleting(JobRef{Kind: r.fw.Kind(), NamespacedName: key, UID: ref.UID}, pod.UID) || endedBySuspension(pod)
 			r.vanished.left(key, ref.UID, pod, ours)
 			return true
 		},

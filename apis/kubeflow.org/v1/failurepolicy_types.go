@@ -149,6 +149,34 @@ type FailurePolicyOnPodConditionsPattern struct {
 // (status.restarts when it was created), readable through the downward API.
 const RestartAttemptLabel = "training.kubeflow.org/restart-attempt"
 
+// Reasons of the conditions, and of their events, that record the failure
+// policy's decisions. v1 had no failure policy, so these are its own; every
+// other path (per-pod retries, backoffLimit, deadlines, a replica's own
+// restartPolicy failing the job) keeps v1's <Kind>Restarting and
+// <Kind>Failed. The rule's name is in the message.
+const (
+	// FailurePolicyRestartJobReason (Restarting=True): a rule with action
+	// RestartJob matched; the restart counts toward maxRestarts.
+	FailurePolicyRestartJobReason = "FailurePolicyRestartJob"
+	// FailurePolicyRestartJobAndIgnoreMaxRestartsReason (Restarting=True): a
+	// rule with action RestartJobAndIgnoreMaxRestarts matched.
+	FailurePolicyRestartJobAndIgnoreMaxRestartsReason = "FailurePolicyRestartJobAndIgnoreMaxRestarts"
+	// FailurePolicyNoRuleMatchedReason (Restarting=True): no rule matched the
+	// failure, so the job restarts as under RestartJob (counted).
+	FailurePolicyNoRuleMatchedReason = "FailurePolicyNoRuleMatched"
+	// FailurePolicyFailJobReason (Failed=True): a rule with action FailJob
+	// matched.
+	FailurePolicyFailJobReason = "FailurePolicyFailJob"
+	// ReachedMaxRestartsReason (Failed=True): a counted restart was due
+	// (a RestartJob rule, or no rule) with maxRestarts spent.
+	ReachedMaxRestartsReason = "ReachedMaxRestarts"
+)
+
+// SuspendedDisruptionReason is the reason of the DisruptionTarget pod
+// condition the operator sets on a pod before deleting it because its job
+// is suspended: the pod's end is no failure, whoever reads it later.
+const SuspendedDisruptionReason = "TrainingJobSuspended"
+
 // PodTrackingFinalizer is on the pods of a job whose failures decide its
 // outcome (backoffLimit or failurePolicy set): a pod that fails or is
 // deleted stays until its failure is counted in the job's status, so no

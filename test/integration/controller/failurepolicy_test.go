@@ -104,7 +104,8 @@ var _ = Describe("failure policy", func() {
 			}
 			st = eventuallyCondition(ctx, job, kubeflowv1.JobSucceeded)
 			Expect(st.Restarts).To(Equal(int32(1)))
-			Expect(eventCount(ctx, ns, kind+"Restarting")).To(Equal(int32(1)))
+			Expect(eventCount(ctx, ns, kubeflowv1.FailurePolicyNoRuleMatchedReason)).To(Equal(int32(1)))
+			Expect(eventCount(ctx, ns, kind+"Restarting")).To(BeZero(), "a whole-job restart has the failure policy's reason")
 			Expect(eventCount(ctx, ns, kind+"RestartCompleted")).To(Equal(int32(1)))
 			// Nothing is left holding a pod once the job is finished.
 			Eventually(func(g Gomega) {
@@ -123,7 +124,7 @@ var _ = Describe("failure policy", func() {
 		exitPod(ctx, ns, "fj-worker-1", 2)
 		st := eventuallyCondition(ctx, job, kubeflowv1.JobFailed)
 		c := condition(*st, kubeflowv1.JobFailed)
-		Expect(c.Reason).To(Equal("PyTorchJobFailed"))
+		Expect(c.Reason).To(Equal(kubeflowv1.FailurePolicyFailJobReason))
 		Expect(c.Message).To(ContainSubstring(`rule "user-error" (FailJob) matched pod fj-worker-1: container pytorch exited with code 2`))
 		Expect(st.Restarts).To(BeZero())
 	})
@@ -169,6 +170,7 @@ var _ = Describe("failure policy", func() {
 		exitPod(ctx, ns, "mr-master-0", 4)
 		st := eventuallyCondition(ctx, job, kubeflowv1.JobFailed)
 		Expect(condition(*st, kubeflowv1.JobFailed).Message).To(ContainSubstring("has reached the failure policy's maxRestarts (1)"))
+		Expect(condition(*st, kubeflowv1.JobFailed).Reason).To(Equal(kubeflowv1.ReachedMaxRestartsReason))
 		Expect(st.Restarts).To(Equal(int32(1)))
 		Expect(st.RestartsCountTowardsMax).To(Equal(int32(1)))
 	})
@@ -288,6 +290,66 @@ var _ = Describe("failure accounting", func() {
 	var ns string
 	BeforeEach(func(ctx context.Context) { ns = newNamespace(ctx) })
 
+	// A suspension's pods may terminate for long (a checkpoint on SIGTERM):
+	// a foreign finalizer holds them terminating here, past an operator
+	// restart (which forgets its own deletions) and the resume. They ended
+	// because of the suspension, which is no failure of the policy and no
+	// backoffLimit retry.
+	DescribeTable("does not count a suspension whose pods still terminate after a restart and a resume",
+		func(ctx context.Context, build func(ns string) *kubeflowv1.PyTorchJob) {
+			job := build(ns)
+			name := job.Name
+			Expect(k8s.Create(ctx, job)).To(Succeed())
+			pods := waitPodsRunning(ctx, ns, name, 2)
+			for i := range pods {
+				holdPod(ctx, &pods[i])
+			}
+			updatePyTorchJob(ctx, ns, name, func(j *kubeflowv1.PyTorchJob) { j.Spec.RunPolicy.Suspend = ptr.To(true) })
+			eventuallyPyTorchCondition(ctx, ns, name, kubeflowv1.JobSuspended)
+			Eventually(func(g Gomega) {
+				for _, p := range jobPods(ctx, ns, name) {
+					g.Expect(p.DeletionTimestamp).NotTo(BeNil(), p.Name)
+					g.Expect(p.Status.Conditions).To(ContainElement(And(
+						HaveField("Type", corev1.DisruptionTarget), HaveField("Status", corev1.ConditionTrue),
+						HaveField("Reason", kubeflowv1.SuspendedDisruptionReason))), p.Name)
+				}
+			}, timeout, interval).Should(Succeed())
+
+			Expect(operator.Stop()).To(Succeed())
+			var err error
+			operator, err = util.StartOperator(restCfg, util.DefaultConfiguration())
+			Expect(err).NotTo(HaveOccurred())
+			updatePyTorchJob(ctx, ns, name, func(j *kubeflowv1.PyTorchJob) { j.Spec.RunPolicy.Suspend = ptr.To(false) })
+			Eventually(func() *kubeflowv1.JobCondition {
+				return condition(getPyTorchJob(ctx, ns, name).Status, kubeflowv1.JobSuspended)
+			}, timeout, interval).Should(HaveField("Status", corev1.ConditionFalse))
+			Consistently(func(g Gomega) {
+				st := getPyTorchJob(ctx, ns, name).Status
+				g.Expect(condition(st, kubeflowv1.JobFailed)).To(BeNil())
+				g.Expect(st.RestartCount).To(BeZero())
+				g.Expect(st.Restarts).To(BeZero())
+			}, 2*time.Second, interval).Should(Succeed())
+
+			for i := range pods {
+				releaseHeldPod(ctx, &pods[i])
+			}
+			again := waitPodsRunning(ctx, ns, name, 2)
+			for i := range again {
+				Expect(again[i].UID).NotTo(Equal(pods[i].UID), "a new set of pods")
+			}
+			st := getPyTorchJob(ctx, ns, name).Status
+			Expect(condition(st, kubeflowv1.JobFailed)).To(BeNil())
+			Expect(st.RestartCount).To(BeZero())
+			Expect(st.Restarts).To(BeZero())
+		},
+		Entry("maxRestarts 0", func(ns string) *kubeflowv1.PyTorchJob {
+			return testjobs.MakePyTorchJob("sfp", ns).Master(1).Workers(1).FailurePolicy(testjobs.MakeFailurePolicy(0).Obj()).Obj()
+		}),
+		Entry("backoffLimit 0 only", func(ns string) *kubeflowv1.PyTorchJob {
+			return testjobs.MakePyTorchJob("sbl", ns).Master(1).Workers(1).BackoffLimit(0).RestartPolicy(kubeflowv1.RestartPolicyOnFailure).Obj()
+		}),
+	)
+
 	It("counts a worker deleted while the operator was stopped, exactly once", func(ctx context.Context) {
 		job := testjobs.MakePyTorchJob("acc", ns).Master(1).Workers(2).BackoffLimit(5).RestartPolicy(kubeflowv1.RestartPolicyOnFailure).Obj()
 		Expect(k8s.Create(ctx, job)).To(Succeed())
@@ -367,3 +429,17 @@ var _ = Describe("failure accounting", func() {
 		Eventually(func() []corev1.Pod { return jobPods(ctx, ns, "gone") }, timeout, interval).Should(BeEmpty())
 	})
 })
+
+// holdFinalizer keeps a deleted pod terminating, as a long grace period does.
+const holdFinalizer = "test.kubeflow.org/hold"
+
+func holdPod(ctx context.Context, pod *corev1.Pod) {
+	patch := fmt.Sprintf(`{"metadata":{"uid":%q,"finalizers":[%q]}}`, pod.UID, holdFinalizer)
+	Expect(k8s.Patch(ctx, pod.DeepCopy(), client.RawPatch(types.StrategicMergePatchType, []byte(patch)))).To(Succeed())
+}
+
+func releaseHeldPod(ctx context.Context, pod *corev1.Pod) {
+	patch := fmt.Sprintf(`{"metadata":{"$deleteFromPrimitiveList/finalizers":[%q]}}`, holdFinalizer)
+	err := k8s.Patch(ctx, pod.DeepCopy(), client.RawPatch(types.StrategicMergePatchType, []byte(patch)))
+	Expect(client.IgnoreNotFound(err)).To(Succeed())
+}

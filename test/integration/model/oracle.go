@@ -89,11 +89,12 @@ import (
 //     matches neither) or onPodConditions (DisruptionTarget, status True
 //     by default: kubelet and API evictions), or anything if neither. No
 //     match: RestartJob.
-//  P3 FailJob fails the job, naming the rule, the pod and the code.
-//     RestartJob restarts the whole job and counts toward maxRestarts; with
-//     restartsCountTowardsMax already at maxRestarts the job fails instead,
-//     naming the limit (and the rule). RestartJobAndIgnoreMaxRestarts
-//     restarts without counting.
+//  P3 FailJob fails the job, naming the rule, the pod and the code (reason
+//     FailurePolicyFailJob). RestartJob restarts the whole job and counts
+//     toward maxRestarts; with restartsCountTowardsMax already at
+//     maxRestarts the job fails instead, naming the limit (and the rule;
+//     reason ReachedMaxRestarts). RestartJobAndIgnoreMaxRestarts restarts
+//     without counting.
 //  P4 a restart raises status.restarts (and restartsCountTowardsMax when
 //     counted) and replaces every pod, succeeded ones too: the new attempt
 //     starts with every pod running and nothing succeeded. It does not
@@ -397,7 +398,11 @@ func (o *Oracle) policyFailure(rule *kubeflowv1.FailurePolicyRule, st Step, budg
 	if code, ok := exitCodeOf(st); ok {
 		parts = append(parts, o.s.MainContainer(st.Type), fmt.Sprintf("exited with code %d", code))
 	}
-	return State{Phase: PhaseFailed, Reason: o.s.Kind + "Failed", MessageParts: parts}
+	reason := kubeflowv1.FailurePolicyFailJobReason
+	if budget {
+		reason = kubeflowv1.ReachedMaxRestartsReason
+	}
+	return State{Phase: PhaseFailed, Reason: reason, MessageParts: parts}
 }
 
 // retryable is R1/R2.
