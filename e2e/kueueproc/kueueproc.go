@@ -213,7 +213,7 @@ func EnsureMetricsCerts() error {
 		return nil
 	}
 	if _, err := WriteServingCert(MetricsCerts); err != nil {
-		return fmt.Errorf("Kueue needs a metrics key pair in %s: %w", MetricsCerts, err)
+		return fmt.Errorf("a metrics key pair for Kueue in %s: %w", MetricsCerts, err)
 	}
 	return nil
 }
