@@ -54,6 +54,10 @@ func validateFailurePolicy(job kubeflowv1.Job) field.ErrorList {
 	}
 	var errs field.ErrorList
 	errs = append(errs, apimachineryvalidation.ValidateNonnegativeField(int64(fp.MaxRestarts), failurePolicyPath.Child("maxRestarts"))...)
+	if fp.MaxTotalRestarts != nil && *fp.MaxTotalRestarts < fp.MaxRestarts {
+		errs = append(errs, field.Invalid(failurePolicyPath.Child("maxTotalRestarts"), *fp.MaxTotalRestarts,
+			fmt.Sprintf("must be at least maxRestarts (%d): it bounds every restart, the counted ones included", fp.MaxRestarts)))
+	}
 	if fp.RestartStrategy != "" && !slices.Contains(restartStrategies, string(fp.RestartStrategy)) {
 		errs = append(errs, field.NotSupported(failurePolicyPath.Child("restartStrategy"), fp.RestartStrategy, restartStrategies))
 	}

@@ -35,6 +35,12 @@ func TestValidateFailurePolicy(t *testing.T) {
 	runValidationCases(t, ValidatePyTorchJob, []validationCase[*kubeflowv1.PyTorchJob]{
 		{name: "the issue's example", job: withFP(issueExample)},
 		{name: "no rules", job: withFP(fp(0).Obj())},
+		{name: "maxTotalRestarts at maxRestarts", job: withFP(fp(2).MaxTotal(2).Obj())},
+		{
+			name:     "maxTotalRestarts below maxRestarts",
+			job:      withFP(fp(3).MaxTotal(2).Obj()),
+			wantErrs: field.ErrorList{field.Invalid(fpPath.Child("maxTotalRestarts"), int32(2), "must be at least maxRestarts (3): it bounds every restart, the counted ones included")},
+		},
 		{name: "sidecar container targeted on workers", job: withFP(fp(1).Rule("r", kubeflowv1.FailJobAction, worker).
 			OnExitCodes("sidecar", kubeflowv1.FailurePolicyOnExitCodesOpNotIn, 3).Obj())},
 		{

@@ -352,6 +352,11 @@ func (r *Reconciler[J]) applyFailurePolicy(job J, cur children, specs map[kubefl
 		r.fail(p, job, kubeflowv1.ReachedMaxRestartsReason, fmt.Sprintf("%s %s has failed because it has reached the failure policy's maxRestarts (%d): %s.",
 			kind, name, fp.MaxRestarts, v.describe(false, 0, 0)), corev1.EventTypeWarning, now)
 		return policyFailed
+	case fp.MaxTotalRestarts != nil && st.Restarts >= *fp.MaxTotalRestarts:
+		p.policyAction = "MaxTotalRestartsReached"
+		r.fail(p, job, kubeflowv1.ReachedMaxTotalRestartsReason, fmt.Sprintf("%s %s has failed because it has reached the failure policy's maxTotalRestarts (%d): %s.",
+			kind, name, *fp.MaxTotalRestarts, v.describe(false, 0, 0)), corev1.EventTypeWarning, now)
+		return policyFailed
 	}
 	counted := v.action == kubeflowv1.RestartJobAction
 	st.Restarts++

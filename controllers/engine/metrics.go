@@ -39,7 +39,7 @@ var (
 	// The failure policy's: by action and framework, no per-job labels.
 	failurePolicyActions = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "training_operator_job_failure_policy_actions_total",
-		Help: "Counts failure-policy decisions (FailJob, RestartJob, RestartJobAndIgnoreMaxRestarts, MaxRestartsReached)",
+		Help: "Counts failure-policy decisions (FailJob, RestartJob, RestartJobAndIgnoreMaxRestarts, MaxRestartsReached, MaxTotalRestartsReached)",
 	}, []string{"framework", "action"})
 	jobRestartSeconds = prometheus.NewHistogramVec(prometheus.HistogramOpts{
 		Name:    "training_operator_job_restart_duration_seconds",

@@ -19,6 +19,12 @@ func MakeFailurePolicy(maxRestarts int32) *FailurePolicyWrapper {
 func (w *FailurePolicyWrapper) Obj() *kubeflowv1.FailurePolicy { return w.DeepCopy() }
 
 // Strategy sets restartStrategy.
+// MaxTotal sets maxTotalRestarts.
+func (w *FailurePolicyWrapper) MaxTotal(n int32) *FailurePolicyWrapper {
+	w.MaxTotalRestarts = &n
+	return w
+}
+
 func (w *FailurePolicyWrapper) Strategy(s kubeflowv1.RestartStrategy) *FailurePolicyWrapper {
 	w.RestartStrategy = s
 	return w

@@ -27,6 +27,16 @@ type FailurePolicy struct {
 	// +kubebuilder:validation:Minimum=0
 	MaxRestarts int32 `json:"maxRestarts"`
 
+	// MaxTotalRestarts bounds every whole-job restart, those of
+	// RestartJobAndIgnoreMaxRestarts rules included: once the job has made
+	// this many (status.restarts), the next restart due fails it (reason
+	// ReachedMaxTotalRestarts), so a failure that an ignoring rule matches
+	// every time cannot restart the job forever. Unset: no bound besides
+	// maxRestarts. At least maxRestarts.
+	// +kubebuilder:validation:Minimum=0
+	// +optional
+	MaxTotalRestarts *int32 `json:"maxTotalRestarts,omitempty"`
+
 	// RestartStrategy says how the pods of a new attempt are created:
 	// BlockingRecreate (the default) creates none until every pod of the
 	// previous attempt is gone, so new ranks never meet dying ones; Recreate
@@ -170,6 +180,9 @@ const (
 	// ReachedMaxRestartsReason (Failed=True): a counted restart was due
 	// (a RestartJob rule, or no rule) with maxRestarts spent.
 	ReachedMaxRestartsReason = "ReachedMaxRestarts"
+	// ReachedMaxTotalRestartsReason (Failed=True): a restart of any kind
+	// was due with maxTotalRestarts made.
+	ReachedMaxTotalRestartsReason = "ReachedMaxTotalRestarts"
 )
 
 // SuspendedDisruptionReason is the reason of the DisruptionTarget pod

@@ -116,6 +116,22 @@ var _ = Describe("failure policy", func() {
 		})
 	}
 
+	It("fails a job whose ignoring rule keeps restarting it once maxTotalRestarts are made", func(ctx context.Context) {
+		job := testjobs.MakePyTorchJob("loop", ns).Master(1).Workers(1).FailurePolicy(fp(0).MaxTotal(1).
+			Rule("infra", kubeflowv1.RestartJobAndIgnoreMaxRestartsAction).Obj()).Obj()
+		Expect(k8s.Create(ctx, job)).To(Succeed())
+		pods := attemptPodsRunning(ctx, ns, "loop", 2, 0)
+		exitPod(ctx, ns, pods[1].Name, 3)
+		pods = attemptPodsRunning(ctx, ns, "loop", 2, 1)
+		exitPod(ctx, ns, pods[1].Name, 3)
+		st := eventuallyCondition(ctx, job, kubeflowv1.JobFailed)
+		c := condition(*st, kubeflowv1.JobFailed)
+		Expect(c.Reason).To(Equal(kubeflowv1.ReachedMaxTotalRestartsReason))
+		Expect(c.Message).To(ContainSubstring("maxTotalRestarts (1)"))
+		Expect(st.Restarts).To(Equal(int32(1)))
+		Expect(st.RestartsCountTowardsMax).To(BeZero())
+	})
+
 	It("fails at once on a FailJob rule, naming the rule, and judges only the earliest failure", func(ctx context.Context) {
 		job := testjobs.MakePyTorchJob("fj", ns).Master(1).Workers(2).FailurePolicy(fp(5).
 			Rule("user-error", kubeflowv1.FailJobAction).OnExitCodes("", kubeflowv1.FailurePolicyOnExitCodesOpIn, 2).Obj()).Obj()
