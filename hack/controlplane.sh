@@ -2,7 +2,7 @@
 # Builds the local control plane (etcd, kube-apiserver, kube-controller-manager,
 # kube-scheduler, kubectl, kwok, helm, kueue) from the Go module proxy into a cache folder
 # kept outside the clone, so fresh clones on the same machine reuse it.
-# Kueue (about 15 minutes cold on 2 cores) is built only with --with-kueue,
+# Kueue (about 7 minutes cold on 2 cores, modules downloaded) is built only with --with-kueue,
 # for the e2e suite, the one user of it.
 # Usage: hack/controlplane.sh [--print-dir] [--with-kueue]
 set -euo pipefail
