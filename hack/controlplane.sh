@@ -2,8 +2,8 @@
 # Builds the local control plane (etcd, kube-apiserver, kube-controller-manager,
 # kube-scheduler, kubectl, kwok, helm, kueue) from the Go module proxy into a cache folder
 # kept outside the clone, so fresh clones on the same machine reuse it.
-# Kueue (about 7 minutes cold on 2 cores, modules downloaded) is built only with --with-kueue,
-# for the e2e suite, the one user of it.
+# Kueue (about 7 minutes to compile cold on 2 cores, its modules already downloaded) is built only with --with-kueue,
+# for the e2e suite and make bench, its only users.
 # Usage: hack/controlplane.sh [--print-dir] [--with-kueue]
 set -euo pipefail
 
