@@ -29,13 +29,11 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kubeflowv1 "github.com/seed-d8a409e9/training-operator/apis/kubeflow.org/v1"
 	"github.com/seed-d8a409e9/training-operator/e2e/childproc"
 	"github.com/seed-d8a409e9/training-operator/e2e/kueueproc"
-	"github.com/seed-d8a409e9/training-operator/test/testjobs"
 )
 
 const (
@@ -167,8 +165,8 @@ func (e *env) startKueue(ctx context.Context, mode kueueproc.Mode, ns string, n 
 	quota := resource.MustParse(kueuePodCPU)
 	quota.Mul(int64(4 * n))
 	objs := []*unstructured.Unstructured{
-		kueueObj("ResourceFlavor", "", kueueFlavor, map[string]any{}),
-		kueueObj("ClusterQueue", "", ns, map[string]any{
+		kueueproc.Object("ResourceFlavor", "", kueueFlavor, map[string]any{}),
+		kueueproc.Object("ClusterQueue", "", ns, map[string]any{
 			"namespaceSelector": map[string]any{},
 			"resourceGroups": []any{map[string]any{
 				"coveredResources": []any{string(corev1.ResourceCPU)},
@@ -178,7 +176,7 @@ func (e *env) startKueue(ctx context.Context, mode kueueproc.Mode, ns string, n 
 				}},
 			}},
 		}),
-		kueueObj("LocalQueue", ns, kueueLocalQueue, map[string]any{"clusterQueue": ns}),
+		kueueproc.Object("LocalQueue", ns, kueueLocalQueue, map[string]any{"clusterQueue": ns}),
 	}
 	for _, o := range objs {
 		if err := client.IgnoreAlreadyExists(e.client.Create(ctx, o)); err != nil {
@@ -192,16 +190,14 @@ func (e *env) startKueue(ctx context.Context, mode kueueproc.Mode, ns string, n 
 			if err := e.client.Get(ctx, client.ObjectKeyFromObject(o), o); err != nil {
 				return false, err.Error()
 			}
-			if !kueueActive(o) {
+			if status, _ := kueueproc.Condition(o, "Active"); status != string(metav1.ConditionTrue) {
 				return false, o.GetKind() + " not active"
 			}
 		}
-		probe := testjobs.MakePyTorchJob("kueue-probe", ns).Master(1).Obj()
-		probe.Labels = map[string]string{kueueproc.QueueLabel: kueueLocalQueue}
-		if err := e.client.Create(ctx, probe, client.DryRunAll); err != nil {
-			return false, "dry-run create: " + err.Error()
+		if err := kueueproc.AdmissionReady(ctx, e.client, ns, kueueLocalQueue); err != nil {
+			return false, err.Error()
 		}
-		return ptr.Deref(probe.Spec.RunPolicy.Suspend, false), "a queued job's create was not suspended"
+		return true, ""
 	})
 }
 
@@ -214,7 +210,7 @@ func (e *env) stopKueue(ctx context.Context, mode kueueproc.Mode, ns string) err
 		return nil
 	}
 	err := e.clear(ctx, ns)
-	for _, o := range []*unstructured.Unstructured{kueueObj("ClusterQueue", "", ns, nil), kueueObj("ResourceFlavor", "", kueueFlavor, nil)} {
+	for _, o := range []*unstructured.Unstructured{kueueproc.Object("ClusterQueue", "", ns, nil), kueueproc.Object("ResourceFlavor", "", kueueFlavor, nil)} {
 		if derr := client.IgnoreNotFound(e.client.Delete(ctx, o)); derr != nil {
 			err = errors.Join(err, derr)
 			continue
@@ -231,28 +227,6 @@ func (e *env) stopKueue(ctx context.Context, mode kueueproc.Mode, ns string) err
 		err = errors.Join(err, e.operator.restartWith(ctx))
 	}
 	return err
-}
-
-func kueueObj(kind, ns, name string, spec map[string]any) *unstructured.Unstructured {
-	u := &unstructured.Unstructured{Object: map[string]any{}}
-	if spec != nil {
-		u.Object["spec"] = spec
-	}
-	u.SetGroupVersionKind(kueueproc.Group.WithKind(kind))
-	u.SetNamespace(ns)
-	u.SetName(name)
-	return u
-}
-
-// kueueActive reports whether a queue's Active condition is True.
-func kueueActive(u *unstructured.Unstructured) bool {
-	conds, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
-	for _, c := range conds {
-		if m, _ := c.(map[string]any); m["type"] == "Active" {
-			return m["status"] == string(metav1.ConditionTrue)
-		}
-	}
-	return false
 }
 
 // kueueTargets compare the operator's integration with Kueue's own in the

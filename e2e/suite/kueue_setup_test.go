@@ -12,12 +12,10 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/seed-d8a409e9/training-operator/e2e/childproc"
 	"github.com/seed-d8a409e9/training-operator/e2e/kueueproc"
-	"github.com/seed-d8a409e9/training-operator/test/testjobs"
 )
 
 const (
@@ -212,9 +210,6 @@ func (p *kueueProcess) waitWebhooks(ctx context.Context) {
 		// Created in the loop: an earlier Kueue setup's cleanup may still be
 		// deleting it.
 		g.Expect(client.IgnoreAlreadyExists(k8s.Create(ctx, probeNS.DeepCopy()))).To(Succeed())
-		job := testjobs.MakePyTorchJob("kueue-probe", probeNS.Name).Master(1).Obj()
-		job.Labels = map[string]string{kueueQueueLabel: "probe"}
-		g.Expect(k8s.Create(ctx, job, client.DryRunAll)).To(Succeed())
-		g.Expect(ptr.Deref(job.Spec.RunPolicy.Suspend, false)).To(BeTrue(), "Kueue's defaulting webhook did not suspend the job")
+		g.Expect(kueueproc.AdmissionReady(ctx, k8s, probeNS.Name, "probe")).To(Succeed())
 	}).WithTimeout(2 * time.Minute).Should(Succeed())
 }

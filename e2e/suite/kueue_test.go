@@ -58,13 +58,7 @@ func queuedKinds(m kueueMode) []string {
 // kueueFlavorLabels are the flavor's nodeLabels: every fake GPU node has them.
 var kueueFlavorLabels = map[string]string{"nvidia.com/gpu.product": cluster.GPUProduct}
 
-func kueueObj(kind, ns, name string, spec map[string]any) *unstructured.Unstructured {
-	u := &unstructured.Unstructured{Object: map[string]any{"spec": spec}}
-	u.SetGroupVersionKind(kueueGroup.WithKind(kind))
-	u.SetNamespace(ns)
-	u.SetName(name)
-	return u
-}
+var kueueObj = kueueproc.Object
 
 // kueueJob is a job of the given kind with one pod per replica (pods
 // replicas in all), one GPU per pod, queued in the namespace's LocalQueue
@@ -152,18 +146,7 @@ func kueueCondition(u *unstructured.Unstructured, t string) string {
 	return s
 }
 
-func kueueConditionReason(u *unstructured.Unstructured, t string) (status, reason string) {
-	conds, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
-	for _, c := range conds {
-		m, _ := c.(map[string]any)
-		if m["type"] == t {
-			status, _ = m["status"].(string)
-			reason, _ = m["reason"].(string)
-			return status, reason
-		}
-	}
-	return "", ""
-}
+var kueueConditionReason = kueueproc.Condition
 
 func kueueConditionTime(u *unstructured.Unstructured, t string) time.Time {
 	conds, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")

@@ -49,6 +49,8 @@ import (
 	authorizationv1 "k8s.io/client-go/kubernetes/typed/authorization/v1"
 	"k8s.io/client-go/rest"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	"github.com/seed-d8a409e9/training-operator/internal/kube/apiretry"
 )
 
 // retryAfterSeconds is the Retry-After of a 503: the reviews' own retries
@@ -162,9 +164,7 @@ func authnStatus(err error) int {
 func reviewStatus(err error) int {
 	var status apierrors.APIStatus
 	if errors.As(err, &status) {
-		code := int(status.Status().Code)
-		if code == http.StatusTooManyRequests || code >= http.StatusInternalServerError ||
-			apierrors.IsServerTimeout(err) || apierrors.IsTimeout(err) {
+		if apiretry.Retriable(err) {
 			return http.StatusServiceUnavailable
 		}
 		return http.StatusInternalServerError
