@@ -58,6 +58,19 @@ func validateFailurePolicy(job kubeflowv1.Job) field.ErrorList {
 		errs = append(errs, field.Invalid(failurePolicyPath.Child("maxTotalRestarts"), *fp.MaxTotalRestarts,
 			fmt.Sprintf("must be at least maxRestarts (%d): it bounds every restart, the counted ones included", fp.MaxRestarts)))
 	}
+	if fp.LostPodTimeoutSeconds != nil {
+		errs = append(errs, apimachineryvalidation.ValidateNonnegativeField(int64(*fp.LostPodTimeoutSeconds), failurePolicyPath.Child("lostPodTimeoutSeconds"))...)
+	}
+	if b := fp.RestartBackoff; b != nil {
+		backoffPath := failurePolicyPath.Child("restartBackoff")
+		if b.InitialDelaySeconds < 1 {
+			errs = append(errs, field.Invalid(backoffPath.Child("initialDelaySeconds"), b.InitialDelaySeconds, "must be at least 1"))
+		}
+		if b.MaxDelaySeconds != nil && *b.MaxDelaySeconds < b.InitialDelaySeconds {
+			errs = append(errs, field.Invalid(backoffPath.Child("maxDelaySeconds"), *b.MaxDelaySeconds,
+				fmt.Sprintf("must be at least initialDelaySeconds (%d)", b.InitialDelaySeconds)))
+		}
+	}
 	if fp.RestartStrategy != "" && !slices.Contains(restartStrategies, string(fp.RestartStrategy)) {
 		errs = append(errs, field.NotSupported(failurePolicyPath.Child("restartStrategy"), fp.RestartStrategy, restartStrategies))
 	}

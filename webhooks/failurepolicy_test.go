@@ -41,6 +41,20 @@ func TestValidateFailurePolicy(t *testing.T) {
 			job:      withFP(fp(3).MaxTotal(2).Obj()),
 			wantErrs: field.ErrorList{field.Invalid(fpPath.Child("maxTotalRestarts"), int32(2), "must be at least maxRestarts (3): it bounds every restart, the counted ones included")},
 		},
+		{name: "a restart backoff and a lost-pod timeout", job: withFP(fp(2).Backoff(10, 60).LostPodTimeout(0).Obj())},
+		{
+			name: "a restart backoff without a delay, and a negative lost-pod timeout",
+			job:  withFP(fp(2).Backoff(0, 0).LostPodTimeout(-1).Obj()),
+			wantErrs: field.ErrorList{
+				field.Invalid(fpPath.Child("lostPodTimeoutSeconds"), int64(-1), "must be greater than or equal to 0"),
+				field.Invalid(fpPath.Child("restartBackoff", "initialDelaySeconds"), int32(0), "must be at least 1"),
+			},
+		},
+		{
+			name:     "a restart backoff capped below its first delay",
+			job:      withFP(fp(2).Backoff(30, 10).Obj()),
+			wantErrs: field.ErrorList{field.Invalid(fpPath.Child("restartBackoff", "maxDelaySeconds"), int32(10), "must be at least initialDelaySeconds (30)")},
+		},
 		{name: "sidecar container targeted on workers", job: withFP(fp(1).Rule("r", kubeflowv1.FailJobAction, worker).
 			OnExitCodes("sidecar", kubeflowv1.FailurePolicyOnExitCodesOpNotIn, 3).Obj())},
 		{

@@ -195,6 +195,7 @@ func (r *Reconciler[J]) applyPodWrites(ctx context.Context, job client.Object, p
 	if len(p.retryDeletes) > 0 {
 		errs = append(errs, r.deletePods(ctx, job, p.retryDeletes))
 	}
+	errs = append(errs, r.forceDeleteLost(ctx, job, p.forceDelete))
 	if p.releasedOld {
 		// The last pods of the old attempt go with their finalizers: look
 		// again soon for the new attempt rather than wait for their delete

@@ -365,6 +365,9 @@ func (r *Reconciler[J]) applyFailurePolicy(job J, cur children, specs map[kubefl
 	}
 	msg := fmt.Sprintf("%s %s is restarting the whole job, attempt %d: %s.", kind, name, st.Restarts,
 		v.describe(counted, st.RestartsCountTowardsMax, fp.MaxRestarts))
+	if d := restartDelay(fp, st.Restarts); d > 0 {
+		msg += fmt.Sprintf(" Its pods are created %s after this decision (failurePolicy.restartBackoff).", d)
+	}
 	reason := v.restartReason()
 	if !setCondition(st, newCondition(kubeflowv1.JobRestarting, corev1.ConditionTrue, reason, msg, now)) {
 		// Restarting again before the last attempt ran: the new decision's

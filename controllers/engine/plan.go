@@ -29,8 +29,11 @@ type plan struct {
 	events       []event
 	requeueAfter time.Duration
 	retryDeletes []*corev1.Pod
-	jobDeleted   bool
-	pods         podReport
+	// forceDelete are old pods stuck terminating past the lost-pod
+	// timeout: apply force-deletes those whose node is lost.
+	forceDelete []*corev1.Pod
+	jobDeleted  bool
+	pods        podReport
 	// vanished are the vanishedPods entries the pass dealt with, counted the
 	// pods whose restart it counted: settled once the status is written.
 	vanished, counted []types.UID
@@ -99,6 +102,8 @@ func (r *Reconciler[J]) planPass(ctx context.Context, job J, p *plan) error {
 	st.CountedPods = stillPresent(st.CountedPods, pods)
 	p.pods = r.planPodEvents(ctx, job, IsFinished(st), ch.allPods)
 
+	// Set again below while a restart waits for stuck pods.
+	st.TerminatingPods = 0
 	if IsFinished(st) {
 		r.finish(job, ch, p)
 		return nil
@@ -157,6 +162,11 @@ func (r *Reconciler[J]) planPass(ctx context.Context, job J, p *plan) error {
 		// BlockingRecreate nothing new is made until all of them are gone.
 		p.retryDeletes = append(p.retryDeletes, old...)
 		blockCreates = len(old) > 0 && fp.RestartStrategy != kubeflowv1.RestartStrategyRecreate
+		r.planRestartWait(job, fp, old, p)
+		if wait := restartDelayLeft(fp, st, now.Time); wait > 0 && !blockCreates {
+			blockCreates = true
+			p.requeue(wait)
+		}
 	}
 
 	a := r.assess(job, cur, r.vanished.pending(client.ObjectKeyFromObject(job), job.GetUID()), specs, now.Time)

@@ -18,6 +18,7 @@ package cluster
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"strconv"
 	"strings"
@@ -26,6 +27,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 )
 
@@ -148,4 +150,47 @@ func nodeSchedulable(node *corev1.Node) bool {
 		}
 	}
 	return true
+}
+
+const (
+	// KubeletLostAnnotation on a pod keeps KWOK from finishing its
+	// deletion, as if its kubelet were gone with its node: once deleted, the
+	// pod stays terminating until it is force-deleted.
+	KubeletLostAnnotation = "lost.stage.kwok.x-k8s.io/kubelet"
+	// nodeLostAnnotation keeps KWOK from initialising or heartbeating a node.
+	nodeLostAnnotation = "lost.stage.kwok.x-k8s.io/node"
+)
+
+// SetNodeLost takes a node's kubelet away (lost) or gives it back. A lost
+// node reports Ready=Unknown, as the node lifecycle controller marks a node
+// whose kubelet stopped posting status, and KWOK leaves it so; given back,
+// KWOK makes it Ready again, and SetNodeLost returns once it is schedulable.
+// The pods on a lost node keep running as far as the API shows; mark them
+// with KubeletLostAnnotation for their deletions to hang as well.
+func (c *Cluster) SetNodeLost(ctx context.Context, name string, lost bool) error {
+	cs, err := kubernetes.NewForConfig(c.clientConfig())
+	if err != nil {
+		return err
+	}
+	if !lost {
+		patch := fmt.Sprintf(`{"metadata":{"annotations":{%q:null}}}`, nodeLostAnnotation)
+		if _, err := cs.CoreV1().Nodes().Patch(ctx, name, types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
+			return err
+		}
+		return c.waitNodesReady(ctx, cs, []string{name})
+	}
+	patch := fmt.Sprintf(`{"metadata":{"annotations":{%q:"true"}}}`, nodeLostAnnotation)
+	if _, err := cs.CoreV1().Nodes().Patch(ctx, name, types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
+		return err
+	}
+	now := metav1.Now()
+	status, err := json.Marshal(map[string]any{"status": map[string]any{"conditions": []corev1.NodeCondition{{
+		Type: corev1.NodeReady, Status: corev1.ConditionUnknown, Reason: "NodeStatusUnknown",
+		Message: "Kubelet stopped posting node status (the test took it away).", LastHeartbeatTime: now, LastTransitionTime: now,
+	}}}})
+	if err != nil {
+		return err
+	}
+	_, err = cs.CoreV1().Nodes().PatchStatus(ctx, name, status)
+	return err
 }

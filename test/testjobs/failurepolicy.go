@@ -18,13 +18,28 @@ func MakeFailurePolicy(maxRestarts int32) *FailurePolicyWrapper {
 // Obj returns the built policy.
 func (w *FailurePolicyWrapper) Obj() *kubeflowv1.FailurePolicy { return w.DeepCopy() }
 
-// Strategy sets restartStrategy.
 // MaxTotal sets maxTotalRestarts.
 func (w *FailurePolicyWrapper) MaxTotal(n int32) *FailurePolicyWrapper {
 	w.MaxTotalRestarts = &n
 	return w
 }
 
+// Backoff sets restartBackoff (maxSeconds 0: unset).
+func (w *FailurePolicyWrapper) Backoff(initialSeconds, maxSeconds int32) *FailurePolicyWrapper {
+	w.RestartBackoff = &kubeflowv1.RestartBackoff{InitialDelaySeconds: initialSeconds}
+	if maxSeconds != 0 {
+		w.RestartBackoff.MaxDelaySeconds = &maxSeconds
+	}
+	return w
+}
+
+// LostPodTimeout sets lostPodTimeoutSeconds.
+func (w *FailurePolicyWrapper) LostPodTimeout(seconds int32) *FailurePolicyWrapper {
+	w.LostPodTimeoutSeconds = &seconds
+	return w
+}
+
+// Strategy sets restartStrategy.
 func (w *FailurePolicyWrapper) Strategy(s kubeflowv1.RestartStrategy) *FailurePolicyWrapper {
 	w.RestartStrategy = s
 	return w

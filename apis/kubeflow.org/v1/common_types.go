@@ -229,6 +229,13 @@ type JobStatus struct {
 	// failurePolicy.maxRestarts. An addition to v1.
 	// +optional
 	RestartsCountTowardsMax int32 `json:"restartsCountTowardsMax,omitempty"`
+
+	// TerminatingPods is how many pods of an earlier attempt a whole-job
+	// restart still waits for past their grace period (stuck terminating,
+	// e.g. on a lost node); the Restarting condition names them. An addition
+	// to v1.
+	// +optional
+	TerminatingPods int32 `json:"terminatingPods,omitempty"`
 }
 
 // ReplicaStatus represents the current observed state of the replica.

@@ -110,6 +110,8 @@ var (
 		// Additive: whole-job restarts made by the failure policy, and those counted toward maxRestarts.
 		"restarts":                tInt32,
 		"restartsCountTowardsMax": tInt32,
+		// Additive: old pods a whole-job restart waits for past their grace period.
+		"terminatingPods": tInt32,
 	}
 	conditionFields = object{
 		"type":               tString,

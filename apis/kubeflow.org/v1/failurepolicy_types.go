@@ -44,6 +44,23 @@ type FailurePolicy struct {
 	// +optional
 	RestartStrategy RestartStrategy `json:"restartStrategy,omitempty"`
 
+	// RestartBackoff delays the pods of each new attempt, doubling the delay
+	// with every whole-job restart, so a failure that recurs at once (a bad
+	// node, a service the job needs that is down) does not restart the job
+	// as fast as it can fail. Unset: no delay.
+	// +optional
+	RestartBackoff *RestartBackoff `json:"restartBackoff,omitempty"`
+
+	// LostPodTimeoutSeconds is how long a whole-job restart waits for a pod
+	// of an earlier attempt that is still terminating, past its grace period,
+	// on a node that is NotReady or gone, before the operator force-deletes
+	// it as the pod garbage collector does on a lost node. A pod on a Ready
+	// node is never force-deleted. Unset: 300, how long Kubernetes keeps pods
+	// on a NotReady node by default (its not-ready toleration).
+	// +kubebuilder:validation:Minimum=0
+	// +optional
+	LostPodTimeoutSeconds *int32 `json:"lostPodTimeoutSeconds,omitempty"`
+
 	// Rules are evaluated in order against the earliest failure of the
 	// current attempt; the first that matches decides. No match: RestartJob.
 	// +kubebuilder:validation:MaxItems=20
@@ -51,6 +68,28 @@ type FailurePolicy struct {
 	// +optional
 	Rules []FailurePolicyRule `json:"rules,omitempty"`
 }
+
+// RestartBackoff is the delay before a new attempt's pods are created:
+// initialDelaySeconds after the first whole-job restart, doubled after each
+// further one, at most maxDelaySeconds.
+type RestartBackoff struct {
+	// InitialDelaySeconds is the delay after the first restart.
+	// +kubebuilder:validation:Minimum=1
+	InitialDelaySeconds int32 `json:"initialDelaySeconds"`
+
+	// MaxDelaySeconds caps the delay. Unset: 300, the kubelet's cap on
+	// a crash-looping container's back-off. At least initialDelaySeconds.
+	// +kubebuilder:validation:Minimum=1
+	// +optional
+	MaxDelaySeconds *int32 `json:"maxDelaySeconds,omitempty"`
+}
+
+// DefaultLostPodTimeoutSeconds and DefaultMaxRestartDelaySeconds are the
+// engine's values for the unset fields.
+const (
+	DefaultLostPodTimeoutSeconds  = 300
+	DefaultMaxRestartDelaySeconds = 300
+)
 
 // RestartStrategy is how a whole-job restart recreates pods.
 // +kubebuilder:validation:Enum=BlockingRecreate;Recreate

@@ -19,6 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kubeflowv1 "github.com/seed-d8a409e9/training-operator/apis/kubeflow.org/v1"
+	"github.com/seed-d8a409e9/training-operator/controllers/engine"
 	"github.com/seed-d8a409e9/training-operator/e2e/cluster"
 	"github.com/seed-d8a409e9/training-operator/test/testjobs"
 	"github.com/seed-d8a409e9/training-operator/test/util"
@@ -287,6 +288,74 @@ var _ = Describe("failure policy", func() {
 		mu.Lock()
 		defer mu.Unlock()
 		Expect(overlaps).To(BeEmpty())
+	})
+
+	It("reports a restart blocked by a pod stuck terminating, and force-deletes it only once its node is lost", func(ctx context.Context) {
+		job := testjobs.MakePyTorchJob("lost", ns).Master(1).Workers(1).FailurePolicy(fp(2).LostPodTimeout(2).Obj()).Obj()
+		for _, s := range job.Spec.PyTorchReplicaSpecs {
+			s.Template.Spec.TerminationGracePeriodSeconds = ptr.To(int64(1))
+		}
+		Expect(k8s.Create(ctx, job)).To(Succeed())
+		attemptPodsRunning(ctx, ns, "lost", 2, 0)
+		// The worker's kubelet is gone: once deleted, the pod hangs terminating.
+		var worker corev1.Pod
+		Expect(k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "lost-worker-0"}, &worker)).To(Succeed())
+		patch := fmt.Sprintf(`{"metadata":{"annotations":{%q:"true"}}}`, cluster.KubeletLostAnnotation)
+		Expect(k8s.Patch(ctx, &worker, client.RawPatch(types.MergePatchType, []byte(patch)))).To(Succeed())
+		exitPod(ctx, ns, "lost-master-0", 3)
+
+		// Reported: the count in status, the pod in the Restarting condition
+		// and an event; past the lost-pod timeout the node is looked at.
+		Eventually(func(g Gomega) {
+			st := testjobs.Status(getJob(ctx, job))
+			g.Expect(st.TerminatingPods).To(Equal(int32(1)))
+			c := condition(*st, kubeflowv1.JobRestarting)
+			g.Expect(c).NotTo(BeNil())
+			g.Expect(c.Message).To(ContainSubstring(`lost-worker-0 (node %q)`, worker.Spec.NodeName))
+			g.Expect(c.Message).To(ContainSubstring("past it: lost-worker-0"))
+			g.Expect(eventCount(ctx, ns, engine.ReasonRestartBlocked)).To(BeNumerically(">=", 1))
+		}, timeout, interval).Should(Succeed())
+		// Its node is Ready, so its kubelet may yet finish it: it stays, and
+		// so does the restart, over a recheck of the node.
+		Consistently(func(g Gomega) {
+			var p corev1.Pod
+			g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(&worker), &p)).To(Succeed())
+			g.Expect(p.UID).To(Equal(worker.UID))
+			g.Expect(jobPods(ctx, ns, "lost")).To(HaveLen(1), "no pod of the new attempt while an old one terminates")
+		}, 12*time.Second, time.Second).Should(Succeed())
+		Expect(eventCount(ctx, ns, engine.ReasonForceDeletedLostPod)).To(BeZero())
+
+		// The node is lost: the pod is force-deleted, the restart goes on.
+		Expect(env.SetNodeLost(ctx, worker.Spec.NodeName, true)).To(Succeed())
+		DeferCleanup(func(ctx context.Context) {
+			Expect(env.SetNodeLost(ctx, worker.Spec.NodeName, false)).To(Succeed())
+		}, NodeTimeout(time.Minute))
+		attemptPodsRunning(ctx, ns, "lost", 2, 1)
+		st := testjobs.Status(getJob(ctx, job))
+		Expect(st.TerminatingPods).To(BeZero())
+		Eventually(func() int32 { return eventCount(ctx, ns, engine.ReasonForceDeletedLostPod) }, timeout, interval).Should(Equal(int32(1)))
+	})
+
+	It("creates a new attempt's pods only once the restart backoff is over", func(ctx context.Context) {
+		job := testjobs.MakePyTorchJob("bo", ns).Master(1).Workers(1).FailurePolicy(fp(2).Backoff(4, 0).Obj()).Obj()
+		Expect(k8s.Create(ctx, job)).To(Succeed())
+		attemptPodsRunning(ctx, ns, "bo", 2, 0)
+		exitPod(ctx, ns, "bo-master-0", 3)
+		var exited time.Time
+		Eventually(func(g Gomega) {
+			var p corev1.Pod
+			g.Expect(k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "bo-master-0"}, &p)).To(Succeed())
+			g.Expect(p.Status.ContainerStatuses).NotTo(BeEmpty())
+			t := p.Status.ContainerStatuses[0].State.Terminated
+			g.Expect(t).NotTo(BeNil())
+			exited = t.FinishedAt.Time
+		}, timeout, interval).Should(Succeed())
+		again := attemptPodsRunning(ctx, ns, "bo", 2, 1)
+		for _, p := range again {
+			// Times are in whole seconds: 4 s later is at least 3 apart.
+			Expect(p.CreationTimestamp.Sub(exited)).To(BeNumerically(">=", 3*time.Second), "%s created %s, the old attempt failed %s", p.Name, p.CreationTimestamp, exited)
+		}
+		Expect(eventMessages(ctx, ns, kubeflowv1.FailurePolicyNoRuleMatchedReason)).To(ContainElement(ContainSubstring("Its pods are created 4s after this decision")))
 	})
 
 	It("behaves as v1 without a failure policy: no attempt label, no finalizer", func(ctx context.Context) {

@@ -197,6 +197,19 @@ func eventCount(ctx context.Context, ns, reason string) int32 {
 	return n
 }
 
+// eventMessages lists the messages of the namespace's events of reason.
+func eventMessages(ctx context.Context, ns, reason string) []string {
+	var el corev1.EventList
+	Expect(k8s.List(ctx, &el, client.InNamespace(ns))).To(Succeed())
+	var out []string
+	for _, e := range el.Items {
+		if e.Reason == reason {
+			out = append(out, e.Message)
+		}
+	}
+	return out
+}
+
 // setHPAMaxReplicas drifts an HPA by hand, retrying conflicts with the
 // controller manager's HPA controller, which writes the same object.
 func setHPAMaxReplicas(ctx context.Context, key client.ObjectKey, n int32) {

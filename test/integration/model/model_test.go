@@ -21,6 +21,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -29,7 +30,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -180,6 +180,40 @@ type env struct {
 	// whose deletions look like interference must not pass unseen.
 	replayedMu sync.Mutex
 	replayed   []string
+}
+
+// operatorLog keeps the operator's log when MODEL_LOG does not.
+var operatorLog lineLog
+
+// lineLog is a log kept in memory, searchable by job.
+type lineLog struct {
+	mu  sync.Mutex
+	buf strings.Builder
+}
+
+func (l *lineLog) Write(b []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.Write(b)
+}
+
+// about returns the last lines that name the job or one of its pods.
+func (l *lineLog) about(job string) []string {
+	const keep = 200
+	re := regexp.MustCompile(`(^|[^0-9A-Za-z])` + regexp.QuoteMeta(job) + `($|[^0-9A-Za-z]|-[a-z])`)
+	l.mu.Lock()
+	text := l.buf.String()
+	l.mu.Unlock()
+	var out []string
+	for _, line := range strings.Split(text, "\n") {
+		if re.MatchString(line) {
+			out = append(out, "  "+line)
+		}
+	}
+	if len(out) > keep {
+		out = out[len(out)-keep:]
+	}
+	return out
 }
 
 // kubelet starts every new scenario pod, as KWOK's pod-ready stage would:
@@ -484,8 +518,9 @@ func startEnv(t *testing.T, ns string) *env {
 		t.Cleanup(func() { _ = out.Close() })
 		ctrl.SetLogger(zap.New(zap.WriteTo(out), zap.UseDevMode(true)))
 	} else {
-		// A thousand jobs log too much to keep; MODEL_LOG keeps it.
-		ctrl.SetLogger(logr.Discard())
+		// Kept in memory (a few MB for a thousand jobs): a mismatch shows
+		// the operator's lines on its job, which CI cannot replay.
+		ctrl.SetLogger(zap.New(zap.WriteTo(&operatorLog), zap.UseDevMode(true)))
 	}
 	// Scenario pods are never bound (see noScheduler): one node is enough.
 	c := util.StartTestCluster(t, cluster.Options{Nodes: 1, WorkDir: os.Getenv("MODEL_WORKDIR")})
@@ -746,8 +781,14 @@ func (e *env) runReplaying(s *Scenario, replays *atomic.Int64) []string {
 		}
 		out = append(out, fmt.Sprintf("attempt %d (job %s):", attempt+1, try.Name))
 		out = append(out, m...)
+		if js, err := e.job(context.Background(), &try); err == nil {
+			out = append(out, fmt.Sprintf("job status: restartCount=%d restarts=%d/%d countedPods=%v conditions=%v %s", js.RestartCount, js.Restarts,
+				js.RestartsCountTowardsMax, js.CountedPods, conditionList(js), terminalSummary(js)))
+		}
 		out = append(out, "pods:")
 		out = append(out, e.trace.of(try.Name)...)
+		out = append(out, "operator log on the job:")
+		out = append(out, operatorLog.about(try.Name)...)
 		if len(ended) == 0 {
 			return out
 		}

@@ -310,6 +310,8 @@ func (w *workload) run(op *util.FullOperator) {
 		w.delegated = append(w.delegated, delegated{apiCall{"", res, "patch"},
 			"NOT EXERCISED here (needs pods v1 made, running): adopting v1's MPI launcher or an unlabelled child adds labels; the e2e upgrade spec covers it"})
 	}
+	w.delegated = append(w.delegated, delegated{apiCall{"", "nodes", "get"},
+		"NOT EXERCISED here (needs a node lost during a restart): reads the node of a pod stuck terminating past failurePolicy.lostPodTimeoutSeconds before force-deleting it (engine restartwait.go); the controller suite's lost-node spec covers it"})
 	w.delegated = append(w.delegated, delegated{apiCall{"", "serviceaccounts", "delete"},
 		"NOT EXERCISED: removes the <job>-launcher ServiceAccount the job made once its launcher template names another (engine pruneExtraChildren)"})
 
