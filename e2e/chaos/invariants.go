@@ -35,6 +35,7 @@ const (
 	ruleTwoLive      = "two-live-pods"     // never two live pods in one job/replica-type/index
 	ruleSticky       = "terminal-sticky"   // Succeeded/Failed never lost or swapped
 	ruleIncarnations = "incarnations"      // pods created per name as designed (no duplicates)
+	ruleLostPod      = "lost-pod"          // a pod hanging terminating is force-deleted once its node is lost, never before
 	ruleRestarts     = "restarts"          // status.restarts and restartsCountTowardsMax as designed
 	ruleAttempts     = "attempts"          // pods' restart-attempt labels match status.restarts, one pod per replica and attempt
 	ruleOverlap      = "attempt-overlap"   // no pod of a new attempt while one of an older attempt still exists
@@ -69,6 +70,11 @@ type checkInput struct {
 	Final     map[string]jobObs      // latest state from the apiserver; missing: gone
 	History   history
 	Disrupted map[string]disruption // by job key
+	// Suspended are the jobs the harness suspended and resumed, by key
+	// (for the report: their pods' suspension marks are what the checks read).
+	Suspended map[string]bool
+	// LostPods are the fp-lostnode jobs' hanging pods, by job key.
+	LostPods map[string]lostPod
 	// Leaderless are the spans with no operator reconciling: from a kill
 	// to the replacement's first reconcile.
 	Leaderless []timeSpan
@@ -157,9 +163,9 @@ func check(in checkInput) ([]violation, checkStats) {
 			add(key, ruleRestartCount, "restartCount %d, want %s (%s)", rc, bounds(lo, hi), describe(e, dels))
 		}
 		lo, hi, counted := restartsBounds(e, dels)
-		if gap && e.MaxRestarts != nil && e.Design != designFPRestart {
+		if gap && e.MaxRestarts != nil && e.Design != designFPRestart && e.Design != designFPLostNode {
 			hi = *e.MaxRestarts // deletions while the watch was down are never seen
-			if e.Design == designFPDisrupt {
+			if e.Design == designFPDisrupt || e.Design == designFPSuspend {
 				hi = unbounded
 			}
 		}
@@ -174,6 +180,9 @@ func check(in checkInput) ([]violation, checkStats) {
 			add(key, ruleRestarts, "restartsCountTowardsMax %d of restarts %d, want %d (%s)", final.RestartsCounted, final.Restarts, want, describe(e, dels))
 		}
 		checkAttempts(key, e, final, pods, gap, add)
+		if e.LostPod != "" {
+			checkLostPod(key, e, in.LostPods[key], add)
+		}
 		// A pass killed between its creates leaves a replica without a pod;
 		// if the job's decisive pod finishes while no operator runs (KWOK
 		// ends pods on a timer, rendezvous or not), the job is done when a
@@ -193,6 +202,38 @@ func check(in checkInput) ([]violation, checkStats) {
 	}
 	sort.SliceStable(vs, func(i, j int) bool { return vs[i].Job < vs[j].Job })
 	return vs, stats
+}
+
+// checkLostPod: the pod whose kubelet the harness took away hangs
+// terminating once the restart deletes it; the operator must force-delete
+// it once its node is lost (loseAfter later), and not while the node is
+// Ready, whatever its lost-pod timeout says.
+func checkLostPod(key string, e expectation, lp lostPod, add func(job, rule, format string, args ...any)) {
+	switch {
+	case lp.UID == "" || lp.Deleting.IsZero():
+		// Never running in attempt 0, or never deleted (the job failed
+		// first): nothing hung.
+	case lp.NodeLost.IsZero() && !lp.Gone.IsZero():
+		add(key, ruleLostPod, "pod %s (uid %s) hanging since %s was gone at %s, before its node %q was lost",
+			e.LostPod, lp.UID, lp.Deleting.Format(time.TimeOnly), lp.Gone.Format(time.TimeOnly), lp.Node)
+	case !lp.NodeLost.IsZero() && lp.Gone.IsZero():
+		add(key, ruleLostPod, "pod %s (uid %s) on node %q, lost at %s, was never force-deleted",
+			e.LostPod, lp.UID, lp.Node, lp.NodeLost.Format(time.TimeOnly))
+	}
+}
+
+// suspendedUIDs are the pods seen with the operator's suspension mark: it
+// deleted them because their job was suspended, which is neither a failure
+// nor someone else's deletion, and their replacements after the resume
+// belong to the same attempt.
+func suspendedUIDs(pods []podObs) map[string]bool {
+	out := map[string]bool{}
+	for _, p := range pods {
+		if p.Suspended {
+			out[p.UID] = true
+		}
+	}
+	return out
 }
 
 // unbounded is an upper bound that a watch gap leaves unknown.
@@ -373,6 +414,7 @@ func externalDeletions(pods []podObs, harness map[string]bool, terminalAt, termi
 	}
 	counted := map[string]bool{}
 	doneThenDeleted := map[string]bool{} // succeeded, then deleted by others
+	suspended := suspendedUIDs(pods)
 	for _, p := range pods {
 		if doneThenDeleted[p.UID] && !finished(p.Phase) {
 			delete(doneThenDeleted, p.UID)
@@ -386,7 +428,7 @@ func externalDeletions(pods []podObs, harness map[string]bool, terminalAt, termi
 			continue
 		}
 		counted[p.UID] = true
-		if !beforeFinish(p, harness[p.UID], terminalAt) {
+		if suspended[p.UID] || !beforeFinish(p, harness[p.UID], terminalAt) {
 			continue
 		}
 		switch {
@@ -436,8 +478,9 @@ func policyDeletions(pods []podObs, harness map[string]bool, terminalAt, termina
 	for _, p := range pods {
 		finalPhase[p.UID] = p.Phase
 	}
+	suspended := suspendedUIDs(pods)
 	for _, p := range pods {
-		if ended[p.Attempt] {
+		if ended[p.Attempt] || (suspended[p.UID] && (p.Deleting || p.Gone)) {
 			continue
 		}
 		if !p.Deleting && !p.Gone {
@@ -516,7 +559,7 @@ func restartCountBounds(e expectation, d deletions) (lo, hi int32) {
 func restartsBounds(e expectation, d deletions) (lo, hi int32, counted bool) {
 	n, racing := int32(d.total()), int32(d.racing)
 	switch e.Design {
-	case designFPRestart:
+	case designFPRestart, designFPLostNode:
 		// Every attempt ends in a counted restart, whichever failure ends
 		// it, until the budget is spent: exactly maxRestarts.
 		return e.Restarts, e.Restarts, true
@@ -525,7 +568,7 @@ func restartsBounds(e expectation, d deletions) (lo, hi int32, counted bool) {
 		// the budget); one judged together with the failure may lose to it,
 		// as the earliest by the pods' one-second timestamps decides.
 		return 0, min(n, *e.MaxRestarts), true
-	case designFPDisrupt:
+	case designFPDisrupt, designFPSuspend:
 		// Every deletion restarts the job uncounted, unless it came after
 		// the success was decided, or the deleted pod still exited 0 before
 		// the operator saw it terminating (then it is a success, as for
@@ -568,6 +611,7 @@ func checkAttempts(key string, e expectation, final jobObs, pods []podObs, gap b
 	}
 	seen := map[int]bool{}
 	perName := map[string]map[int]string{} // name -> attempt -> first UID
+	suspended := suspendedUIDs(pods)
 	newest := -1
 	for _, p := range firstSeen(pods) {
 		a, err := strconv.Atoi(p.Attempt)
@@ -580,7 +624,7 @@ func checkAttempts(key string, e expectation, final jobObs, pods []podObs, gap b
 		if perName[p.Name] == nil {
 			perName[p.Name] = map[int]string{}
 		}
-		if uid, dup := perName[p.Name][a]; dup {
+		if uid, dup := perName[p.Name][a]; dup && !suspended[uid] {
 			add(key, ruleAttempts, "pod %s had two pods in attempt %d (uids %s, %s)", p.Name, a, uid, p.UID)
 			continue
 		}
@@ -676,6 +720,15 @@ func checkCounters(jobs []jobObs, add func(job, rule, format string, args ...any
 func checkIncarnations(key string, e expectation, final jobObs, pods []podObs, dels deletions, d disruption, gap, decidedLeaderless bool,
 	add func(job, rule, format string, args ...any)) {
 	uids := map[string]map[string]bool{}
+	suspended := map[string]int{} // by name: pods a suspension ended
+	for uid := range suspendedUIDs(pods) {
+		for _, p := range pods {
+			if p.UID == uid {
+				suspended[p.Name]++
+				break
+			}
+		}
+	}
 	for _, p := range pods {
 		if p.Index < 0 || p.RType == "" {
 			add(key, ruleUnknownPod, "pod %s has no replica type/index labels", p.Name)
@@ -715,6 +768,8 @@ func checkIncarnations(key string, e expectation, final jobObs, pods []podObs, d
 			// attempt before this pod failed, or was made.
 			lo, hi = max(1, lo-dels.infraN), int(final.Restarts)+1
 		}
+		// A suspension ends every pod, and the resume makes it again.
+		hi += suspended[name]
 		if name == e.DisruptPod && (d.UID == "" || d.Late) {
 			lo = 1 // the harness did not delete it in time: a replacement is optional
 		}

@@ -19,6 +19,7 @@ package main
 import (
 	"net/http"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -599,6 +600,101 @@ func TestCheckRestartCountRevivedPod(t *testing.T) {
 			vs, _ := check(tc.in)
 			if got := rules(vs); got != tc.want {
 				t.Errorf("violations %q, want %q: %+v", got, tc.want, vs)
+			}
+		})
+	}
+}
+
+// suspendInput: the harness suspends the job at 5: the operator marks and
+// deletes both pods of attempt 0 (m0, w0), and after the resume makes them
+// again (m1, w1), still attempt 0 under a failure policy; the master
+// succeeds at 29.5. counted is what the operator made of the suspension:
+// nothing, or (the bug) a failure counted in restartCount or a whole-job
+// restart, whose pods then carry attempt 1.
+func suspendInput(policy bool, restartCount, restarts int32) checkInput {
+	attempt := func(a int) string {
+		if !policy {
+			return ""
+		}
+		return strconv.Itoa(a)
+	}
+	marked := func(ps []podObs) []podObs {
+		for i := range ps {
+			if ps[i].At.After(at(5)) {
+				ps[i].Suspended = true
+			}
+		}
+		return ps
+	}
+	next := attempt(int(restarts))
+	pods := byTime(marked(life(1, "m0", "master", attempt(0), "", 0, 5.2)), marked(life(1, "w0", "worker", attempt(0), "", 0, 5.2)),
+		life(8, "m1", "master", next, corev1.PodSucceeded, 29.5, 31), life(8, "w1", "worker", next, "", 0, 31))
+	e := expectation{Design: designSuspend, Outcome: "Succeeded", Tracked: true, Replicas: 2, DecisivePod: "j-master-0", Suspend: true}
+	if policy {
+		e.Design, e.MaxRestarts, e.Strategy = designFPSuspend, ptr.To(int32(0)), string(kubeflowv1.RestartStrategyBlockingRecreate)
+	}
+	final := jobObs{Job: "ns/j", Succeeded: true, RestartCount: restartCount, Restarts: restarts, TerminalAt: at(30)}
+	return checkInput{
+		Expect: map[string]expectation{"ns/j": e},
+		Final:  map[string]jobObs{"ns/j": final},
+		History: history{Pods: pods, Jobs: []jobObs{
+			{At: at(0), Job: "ns/j"},
+			{At: at(6), Job: "ns/j", RestartCount: restartCount, Restarts: restarts},
+			{At: at(30.2), Job: "ns/j", Succeeded: true, RestartCount: restartCount, Restarts: restarts, TerminalAt: at(30)},
+		}},
+		Suspended: map[string]bool{"ns/j": true},
+	}
+}
+
+// A suspension is no failure: the pods it deletes count nowhere, and their
+// replacements are the same attempt's.
+func TestCheckSuspension(t *testing.T) {
+	for _, tc := range []struct {
+		name                  string
+		policy                bool
+		restartCount, restart int32
+		want                  string
+	}{
+		{name: "backoffLimit: nothing counted", policy: false},
+		{name: "backoffLimit: the suspension counted as two retries", policy: false, restartCount: 2, want: ruleRestartCount},
+		{name: "failure policy: no restart", policy: true},
+		{name: "failure policy: the suspension taken for a failure", policy: true, restart: 1, want: ruleRestarts},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			vs, _ := check(suspendInput(tc.policy, tc.restartCount, tc.restart))
+			if got := rules(vs); got != tc.want {
+				t.Errorf("violations %q, want %q: %+v", got, tc.want, vs)
+			}
+		})
+	}
+	// Unmarked, the same deletions are someone else's: each counts.
+	in := suspendInput(false, 2, 0)
+	for i := range in.History.Pods {
+		in.History.Pods[i].Suspended = false
+	}
+	if vs, _ := check(in); len(vs) != 0 {
+		t.Errorf("unmarked deletions, counted: violations %+v, want none", vs)
+	}
+}
+
+// The pod hanging on a lost node: force-deleted after its node was lost.
+func TestCheckLostPod(t *testing.T) {
+	e := expectation{LostPod: "j-master-0"}
+	for _, tc := range []struct {
+		name string
+		lp   lostPod
+		want string
+	}{
+		{name: "force-deleted after its node was lost", lp: lostPod{UID: "m0", Node: "n", Deleting: at(10), NodeLost: at(35), Gone: at(40)}},
+		{name: "force-deleted while its node was Ready", lp: lostPod{UID: "m0", Node: "n", Deleting: at(10), Gone: at(30)}, want: ruleLostPod},
+		{name: "never force-deleted", lp: lostPod{UID: "m0", Node: "n", Deleting: at(10), NodeLost: at(35)}, want: ruleLostPod},
+		{name: "never deleted", lp: lostPod{UID: "m0", Node: "n"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var vs []violation
+			checkLostPod("ns/j", e, tc.lp, func(job, rule, format string, args ...any) { vs = append(vs, violation{Job: job, Rule: rule}) })
+			if got := rules(vs); got != tc.want {
+				t.Errorf("violations %q, want %q", got, tc.want)
 			}
 		})
 	}

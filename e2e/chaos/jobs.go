@@ -43,7 +43,19 @@ const (
 	designFPRestart = "fp-restart" // one replica exits non-zero in every attempt: Failed once maxRestarts are spent, restarts = maxRestarts
 	designFPFailJob = "fp-failjob" // one replica exits with a code a FailJob rule names: Failed at once, restarts 0
 	designFPDisrupt = "fp-disrupt" // the harness deletes one running pod once, a rule ignores it for the budget: restarts 1, Succeeded
-	disruptRuntime  = 25 * time.Second
+	// Suspension designs: the harness suspends the job once while it runs
+	// and resumes it once suspended. Its pods' deletions are no failure:
+	// Succeeded, with nothing counted for them (restartCount, or restarts
+	// under the failure policy).
+	designSuspend   = "suspend"    // tracked (backoffLimit), no failure policy
+	designFPSuspend = "fp-suspend" // failure policy: maxRestarts 0, stray deletions ignored for the budget
+	// designFPLostNode is fp-restart with maxRestarts 1 whose restart meets a
+	// lost node: the harness takes the kubelet of another pod of attempt 0
+	// away, so its deletion hangs, and loses that pod's node only after the
+	// lost-pod timeout: the pod must be force-deleted then, not before.
+	designFPLostNode = "fp-lostnode"
+	lostPodTimeout   = 3 // seconds, failurePolicy.lostPodTimeoutSeconds of fp-lostnode jobs
+	disruptRuntime   = 25 * time.Second
 )
 
 // deletionRoom is the backoffLimit of the ok, fail and disrupt jobs that
@@ -88,8 +100,14 @@ type expectation struct {
 	Incarnations map[string]int `json:"incarnations,omitempty"`
 	// DisruptPod is the pod the harness deletes once while the job runs.
 	DisruptPod string `json:"disruptPod,omitempty"`
-	// DecisivePod is the pod whose exit decides a disrupt job.
+	// DecisivePod is the pod whose exit decides a disrupt or suspend job.
 	DecisivePod string `json:"decisivePod,omitempty"`
+	// Suspend: the harness suspends the job once its decisive pod runs,
+	// and resumes it once it is suspended.
+	Suspend bool `json:"suspend,omitempty"`
+	// LostPod is the pod of attempt 0 whose kubelet the harness takes away
+	// (fp-lostnode).
+	LostPod string `json:"lostPod,omitempty"`
 }
 
 // plannedJob is one job of a burst.
@@ -101,27 +119,33 @@ type plannedJob struct {
 
 func (p plannedJob) key() string { return p.obj.GetNamespace() + "/" + p.obj.GetName() }
 
-// planBurst draws n jobs over all six kinds and seven designs from rng.
+// planBurst draws n jobs over all six kinds and ten designs from rng.
 func planBurst(rng *rand.Rand, ns string, n int) []plannedJob {
 	out := make([]plannedJob, 0, n)
 	for i := range n {
 		k := kinds[i%len(kinds)] // every kind equally
 		var d string
 		switch r := rng.IntN(100); {
-		case r < 25:
+		case r < 23:
 			d = designOK
-		case r < 40:
+		case r < 37:
 			d = designFail
-		case r < 58:
+		case r < 53:
 			d = designBackoff
-		case r < 73:
+		case r < 67:
 			d = designDisrupt
-		case r < 83:
+		case r < 77:
 			d = designFPRestart
-		case r < 90:
+		case r < 84:
 			d = designFPFailJob
-		default:
+		case r < 91:
 			d = designFPDisrupt
+		case r < 94:
+			d = designSuspend
+		case r < 97:
+			d = designFPSuspend
+		default:
+			d = designFPLostNode
 		}
 		out = append(out, planJob(rng, k, d, ns, fmt.Sprintf("%s-%s-%03d", k.abbr, d, i)))
 	}
@@ -240,18 +264,44 @@ func planJob(rng *rand.Rand, k kindDef, d, ns, name string) plannedJob {
 				Rule("infrastructure", kubeflowv1.RestartJobAndIgnoreMaxRestartsAction).
 				Strategy(strategies[rng.IntN(len(strategies))]).Obj())
 		}
-	case designFPRestart, designFPFailJob:
-		obj = k.build(name, ns, 1)
+	case designSuspend, designFPSuspend:
+		if k.other == "" {
+			others = 2
+		}
+		obj = k.build(name, ns, others)
+		for rt := range testjobs.ReplicaSpecs(obj) {
+			if rt == k.decisive || k.other == "" {
+				annotate(obj, rt, cluster.ExitCodeAnnotation, "0")
+				annotate(obj, rt, cluster.ExitDelayAnnotation, disruptRuntime.String())
+			}
+		}
+		e.Outcome = string(kubeflowv1.JobSucceeded)
+		e.DecisivePod = k.podName(name, k.decisive, 0)
+		e.Suspend = true
+		if d == designFPSuspend {
+			testjobs.WithFailurePolicy(obj, testjobs.MakeFailurePolicy(0).
+				Rule("infrastructure", kubeflowv1.RestartJobAndIgnoreMaxRestartsAction).
+				Strategy(strategies[rng.IntN(len(strategies))]).Obj())
+		}
+	case designFPRestart, designFPFailJob, designFPLostNode:
+		n := int32(1)
+		if d == designFPLostNode && k.other == "" {
+			n = 2 // JAX: the lost pod is the second worker
+		}
+		obj = k.build(name, ns, n)
 		code := fpCodes[rng.IntN(len(fpCodes))]
 		annotate(obj, failing, cluster.ExitCodeAnnotation, strconv.Itoa(int(code)))
 		annotate(obj, failing, cluster.ExitDelayAnnotation, delay.String())
 		e.Code = int(code)
 		e.Outcome = string(kubeflowv1.JobFailed)
 		var fp *testjobs.FailurePolicyWrapper
-		if d == designFPRestart {
+		if d == designFPRestart || d == designFPLostNode {
 			// The failing replica fails in every attempt: each failure
 			// restarts the job until maxRestarts are spent, the next fails it.
 			m := int32(1 + rng.IntN(2))
+			if d == designFPLostNode {
+				m = 1
+			}
 			fp = testjobs.MakeFailurePolicy(m)
 			if rng.IntN(2) == 0 {
 				// Rules that do not match fall through; the second is the default made explicit.
@@ -261,6 +311,20 @@ func planJob(rng *rand.Rand, k kindDef, d, ns, name string) plannedJob {
 			e.Restarts = m
 			// One failing pod per attempt.
 			e.Incarnations = map[string]int{k.podName(name, failing, 0): int(m) + 1}
+			if d == designFPLostNode {
+				fp.LostPodTimeout(lostPodTimeout)
+				switch {
+				case k.other == "":
+					e.LostPod = k.podName(name, failing, 1)
+				case failing == k.other:
+					e.LostPod = k.podName(name, k.decisive, 0)
+				default:
+					e.LostPod = k.podName(name, k.other, 0)
+				}
+				for _, s := range testjobs.ReplicaSpecs(obj) {
+					s.Template.Spec.TerminationGracePeriodSeconds = ptr.To(int64(1))
+				}
+			}
 		} else {
 			// The first failure fails the job. The budget of 1 lets a stray
 			// deletion before it (no exit code: no match, RestartJob) restart
@@ -271,7 +335,7 @@ func planJob(rng *rand.Rand, k kindDef, d, ns, name string) plannedJob {
 		testjobs.WithFailurePolicy(obj, fp.Strategy(strategies[rng.IntN(len(strategies))]).Obj())
 	}
 	rp := testjobs.RunPolicy(obj)
-	if track && (d == designOK || d == designFail || d == designDisrupt) {
+	if (track && (d == designOK || d == designFail || d == designDisrupt)) || d == designSuspend {
 		rp.BackoffLimit = ptr.To(int32(deletionRoom))
 	}
 	e.Tracked = rp.BackoffLimit != nil || rp.FailurePolicy != nil

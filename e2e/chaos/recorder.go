@@ -77,6 +77,9 @@ type podObs struct {
 	// Relisted: a Gone learnt from a relist, not from its delete event;
 	// it went away at some time before At, in an order that is not known.
 	Relisted bool `json:"relisted,omitempty"`
+	// Suspended: the pod carries the operator's mark of a pod deleted for
+	// its job's suspension (DisruptionTarget, reason TrainingJobSuspended).
+	Suspended bool `json:"suspended,omitempty"`
 }
 
 // live is a pod that runs or may run: not finished and not being deleted.
@@ -213,9 +216,20 @@ func toPodObs(o any, now time.Time) (podObs, bool) {
 		Job:   p.Namespace + "/" + p.Labels[kubeflowv1.JobNameLabel],
 		RType: p.Labels[kubeflowv1.ReplicaTypeLabel], Index: idx,
 		Phase: p.Status.Phase, Created: p.CreationTimestamp.Time,
-		Attempt:  p.Labels[kubeflowv1.RestartAttemptLabel],
-		Deleting: p.DeletionTimestamp != nil,
+		Attempt:   p.Labels[kubeflowv1.RestartAttemptLabel],
+		Deleting:  p.DeletionTimestamp != nil,
+		Suspended: markedSuspended(p),
 	}, true
+}
+
+// markedSuspended reports the operator's suspension mark on a pod.
+func markedSuspended(p *corev1.Pod) bool {
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.DisruptionTarget && c.Status == corev1.ConditionTrue && c.Reason == kubeflowv1.SuspendedDisruptionReason {
+			return true
+		}
+	}
+	return false
 }
 
 func (r *recorder) podEvent(oldObj, newObj any) {
@@ -237,7 +251,7 @@ func (r *recorder) podEvent(oldObj, newObj any) {
 	if !seen {
 		r.progress = append(r.progress, time.Now())
 	}
-	if !seen || last.Phase != obs.Phase || last.Deleting != obs.Deleting {
+	if !seen || last.Phase != obs.Phase || last.Deleting != obs.Deleting || last.Suspended != obs.Suspended {
 		r.record(obs)
 	}
 	hook := r.onPod
@@ -258,8 +272,11 @@ func (r *recorder) podDeleted(o any) {
 	}
 	obs.Gone, obs.Relisted = true, relisted
 	r.mu.Lock()
-	if last, seen := r.podState[obs.UID]; seen && obs.Phase == "" {
-		obs.Phase = last.Phase
+	if last, seen := r.podState[obs.UID]; seen {
+		if obs.Phase == "" {
+			obs.Phase = last.Phase
+		}
+		obs.Suspended = obs.Suspended || last.Suspended
 	}
 	r.record(obs)
 	r.mu.Unlock()

@@ -61,6 +61,10 @@ type Result struct {
 	Tracked   int `json:"trackedJobs"`
 	Pods      int `json:"pods"`
 	Disrupted int `json:"disruptedPods"`
+	// Suspended is how many jobs the harness suspended and resumed, and
+	// SuspendedPods how many pods carried the operator's suspension mark.
+	Suspended     int `json:"suspendedJobs"`
+	SuspendedPods int `json:"suspendedPods"`
 
 	FaultCount int     `json:"faultCount"`
 	Faults     []fault `json:"faults"`
@@ -128,8 +132,8 @@ func (r *Report) Markdown() string {
 	b.WriteString("\n")
 	for _, res := range r.Results {
 		fmt.Fprintf(&b, "## %s\n\n", res.Scenario)
-		fmt.Fprintf(&b, "Jobs by kind: %s. By design: %s; tracked (backoffLimit or failurePolicy): %d. Whole-job restarts: %d. Pods deleted by the harness: %d; by others (infra): %d. Watch gaps: %d (jobs across one: %d).\n\n",
-			counts(res.Kinds), counts(res.Designs), res.Tracked, res.WholeJobRestarts, res.Disrupted, res.InfraDeletions, res.WatchGaps, res.GapJobs)
+		fmt.Fprintf(&b, "Jobs by kind: %s. By design: %s; tracked (backoffLimit or failurePolicy): %d. Whole-job restarts: %d. Pods deleted by the harness: %d; by others (infra): %d. Jobs suspended and resumed by the harness: %d (pods marked suspended: %d). Watch gaps: %d (jobs across one: %d).\n\n",
+			counts(res.Kinds), counts(res.Designs), res.Tracked, res.WholeJobRestarts, res.Disrupted, res.InfraDeletions, res.Suspended, res.SuspendedPods, res.WatchGaps, res.GapJobs)
 		if res.Error != "" {
 			fmt.Fprintf(&b, "**Error:** %s\n\n", res.Error)
 		}

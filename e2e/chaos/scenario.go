@@ -150,7 +150,13 @@ func (r *run) execute(ctx context.Context, res *Result) error {
 	r.rec = newRecorder()
 	r.jobs = planBurst(r.rng, r.ns, r.p.jobs)
 	dis := newDisruptor(ctx, r.e, r.jobs)
-	r.rec.onPod = dis.observe
+	sus := newSuspender(ctx, r.e, r.jobs)
+	loser := newNodeLoser(ctx, r.e, r.jobs)
+	r.rec.onPod = func(p podObs) {
+		dis.observe(p)
+		sus.observe(p)
+		loser.observe(p)
+	}
 	if err := r.rec.start(ctx, r.e.cfg, r.ns); err != nil {
 		return err
 	}
@@ -190,7 +196,7 @@ func (r *run) execute(ctx context.Context, res *Result) error {
 	if err != nil {
 		return fmt.Errorf("listing jobs: %w", err)
 	}
-	in := checkInput{Expect: map[string]expectation{}, Final: final, History: r.rec.snapshot(), Disrupted: dis.results(),
+	in := checkInput{Expect: map[string]expectation{}, Final: final, History: r.rec.snapshot(), Disrupted: dis.results(), Suspended: sus.results(), LostPods: loser.stop(),
 		Leaderless: r.leaderless()}
 	for _, j := range r.jobs {
 		if _, bad := createFailed[j.key()]; !bad {
@@ -291,6 +297,8 @@ func (r *run) summarize(res *Result, in checkInput, vs []violation, stats checkS
 	}
 	res.Pods = len(firstSeen(in.History.Pods))
 	res.Disrupted = len(in.Disrupted)
+	res.Suspended = len(in.Suspended)
+	res.SuspendedPods = len(suspendedUIDs(in.History.Pods))
 	res.Faults = faults
 	res.FaultCount = len(faults)
 	res.Violations = vs
@@ -355,7 +363,9 @@ func writeHistory(path string, in checkInput) error {
 		Final     map[string]jobObs      `json:"final"`
 		Expect    map[string]expectation `json:"expect"`
 		Disrupted map[string]disruption  `json:"disrupted"`
-	}{in.History.Pods, in.History.Jobs, in.History.Gaps, in.Final, in.Expect, in.Disrupted})
+		Suspended map[string]bool        `json:"suspended"`
+		LostPods  map[string]lostPod     `json:"lostPods"`
+	}{in.History.Pods, in.History.Jobs, in.History.Gaps, in.Final, in.Expect, in.Disrupted, in.Suspended, in.LostPods})
 	if err != nil {
 		return err
 	}

@@ -1,0 +1,183 @@
+/*
+Copyright 2026 The training-operator Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package main
+
+import (
+	"context"
+	"fmt"
+	"log"
+	"strings"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/seed-d8a409e9/training-operator/e2e/cluster"
+)
+
+// loseAfter is how long after its deletion a hanging pod's node is lost:
+// past the operator's stuck report and the jobs' lost-pod timeout, so a
+// force-delete on the still Ready node would be seen.
+const loseAfter = 25 * time.Second
+
+// lostPod is what the harness did to an fp-lostnode job's pod, and saw.
+type lostPod struct {
+	UID  string `json:"uid"`
+	Node string `json:"node"`
+	// Deleting and Gone are when the pod was seen terminating and gone;
+	// NodeLost when its node was marked lost (zero: never).
+	Deleting time.Time `json:"deleting"`
+	NodeLost time.Time `json:"nodeLost"`
+	Gone     time.Time `json:"gone"`
+}
+
+// nodeLoser takes the kubelet of each fp-lostnode job's designated pod of
+// attempt 0 away (KubeletLostAnnotation: its deletion hangs, as on a lost
+// node), and loses the pod's node loseAfter after the restart deleted it;
+// the node comes back once no hanging pod is on it.
+type nodeLoser struct {
+	ctx     context.Context
+	e       *env
+	targets map[string]string // pod namespace/name -> job key
+
+	mu    sync.Mutex
+	pods  map[string]*lostPod // job key -> its pod
+	lost  map[string]int      // node -> hanging pods that lost it
+	nodes sync.WaitGroup
+}
+
+func newNodeLoser(ctx context.Context, e *env, jobs []plannedJob) *nodeLoser {
+	l := &nodeLoser{ctx: ctx, e: e, targets: map[string]string{}, pods: map[string]*lostPod{}, lost: map[string]int{}}
+	for _, j := range jobs {
+		if j.expect.LostPod != "" {
+			l.targets[j.obj.GetNamespace()+"/"+j.expect.LostPod] = j.key()
+		}
+	}
+	return l
+}
+
+// observe is a recorder pod hook.
+func (l *nodeLoser) observe(p podObs) {
+	ns, _, _ := strings.Cut(p.Job, "/")
+	job, ok := l.targets[ns+"/"+p.Name]
+	if !ok {
+		return
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	st := l.pods[job]
+	switch {
+	case st == nil:
+		if p.Attempt == "0" && p.live() && p.Phase == corev1.PodRunning {
+			st = &lostPod{UID: p.UID}
+			l.pods[job] = st
+			go l.hang(ns, p.Name, st)
+		}
+	case p.UID != st.UID:
+	case p.Gone && st.Gone.IsZero():
+		st.Gone = p.At
+		if !st.NodeLost.IsZero() {
+			l.nodes.Go(func() { l.release(st.Node) })
+		}
+	case p.Deleting && st.Deleting.IsZero():
+		st.Deleting = p.At
+		l.nodes.Go(func() { l.loseLater(job, st) })
+	}
+}
+
+// hang takes the pod's kubelet away and notes its node.
+func (l *nodeLoser) hang(ns, name string, st *lostPod) {
+	ctx, cancel := context.WithTimeout(l.ctx, 20*time.Second)
+	defer cancel()
+	var pod corev1.Pod
+	if err := l.e.client.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, &pod); err != nil || string(pod.UID) != st.UID {
+		log.Printf("lost node: pod %s/%s: %v", ns, name, err)
+		return
+	}
+	patch := fmt.Sprintf(`{"metadata":{"uid":%q,"annotations":{%q:"true"}}}`, st.UID, cluster.KubeletLostAnnotation)
+	if err := l.e.client.Patch(ctx, &pod, client.RawPatch(types.MergePatchType, []byte(patch))); err != nil {
+		log.Printf("lost node: annotating pod %s/%s: %v", ns, name, err)
+		return
+	}
+	l.mu.Lock()
+	st.Node = pod.Spec.NodeName
+	l.mu.Unlock()
+}
+
+// loseLater loses the pod's node loseAfter after its deletion, unless it
+// is gone by then.
+func (l *nodeLoser) loseLater(job string, st *lostPod) {
+	select {
+	case <-l.ctx.Done():
+		return
+	case <-time.After(loseAfter):
+	}
+	l.mu.Lock()
+	node := st.Node
+	if !st.Gone.IsZero() || node == "" {
+		l.mu.Unlock()
+		return
+	}
+	l.lost[node]++
+	first := l.lost[node] == 1
+	st.NodeLost = time.Now()
+	l.mu.Unlock()
+	if first {
+		if err := l.e.cluster.SetNodeLost(l.ctx, node, true); err != nil {
+			log.Printf("lost node: losing %s for %s: %v", node, job, err)
+		}
+	}
+}
+
+// release gives a node back once no hanging pod holds it lost.
+func (l *nodeLoser) release(node string) {
+	l.mu.Lock()
+	l.lost[node]--
+	last := l.lost[node] == 0
+	l.mu.Unlock()
+	if last {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
+		if err := l.e.cluster.SetNodeLost(ctx, node, false); err != nil {
+			log.Printf("lost node: restoring %s: %v", node, err)
+		}
+	}
+}
+
+// stop gives every node back and returns what happened to each pod.
+func (l *nodeLoser) stop() map[string]lostPod {
+	l.nodes.Wait()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for node, n := range l.lost {
+		if n > 0 {
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+			if err := l.e.cluster.SetNodeLost(ctx, node, false); err != nil {
+				log.Printf("lost node: restoring %s: %v", node, err)
+			}
+			cancel()
+			l.lost[node] = 0
+		}
+	}
+	out := make(map[string]lostPod, len(l.pods))
+	for k, v := range l.pods {
+		out[k] = *v
+	}
+	return out
+}
