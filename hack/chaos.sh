@@ -2,7 +2,9 @@
 # Fault injection on the local control plane (make chaos): the operator is
 # SIGKILLed, fails over between two leader-elected replicas, and rides out a
 # kube-apiserver restart and an etcd freeze while a burst of jobs of all six
-# kinds runs, some with a failurePolicy; then invariants are checked
+# kinds runs, some with a failurePolicy, some suspended and resumed by the
+# harness, some whose restart meets a pod hanging terminating on a node the
+# harness loses; then invariants are checked
 # (outcomes, exact restartCount, whole-job restarts against the pods'
 # restart attempts, no duplicate or doubled pods, sticky terminal
 # conditions). Arguments go to

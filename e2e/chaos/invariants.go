@@ -210,9 +210,10 @@ func check(in checkInput) ([]violation, checkStats) {
 // Ready, whatever its lost-pod timeout says.
 func checkLostPod(key string, e expectation, lp lostPod, add func(job, rule, format string, args ...any)) {
 	switch {
-	case lp.UID == "" || lp.Deleting.IsZero():
-		// Never running in attempt 0, or never deleted (the job failed
-		// first): nothing hung.
+	case lp.UID == "" || lp.Deleting.IsZero() || lp.Annotated.IsZero() || lp.Annotated.After(lp.Deleting) || lp.Finished:
+		// Never running in attempt 0, never deleted (the job failed first),
+		// deleted before its kubelet was taken away, or finished (deleted
+		// at once): nothing hung.
 	case lp.NodeLost.IsZero() && !lp.Gone.IsZero():
 		add(key, ruleLostPod, "pod %s (uid %s) hanging since %s was gone at %s, before its node %q was lost",
 			e.LostPod, lp.UID, lp.Deleting.Format(time.TimeOnly), lp.Gone.Format(time.TimeOnly), lp.Node)

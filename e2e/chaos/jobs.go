@@ -332,7 +332,14 @@ func planJob(rng *rand.Rand, k kindDef, d, ns, name string) plannedJob {
 			fp = testjobs.MakeFailurePolicy(1).Rule("user-error", kubeflowv1.FailJobAction, failing).
 				OnExitCodes("", kubeflowv1.FailurePolicyOnExitCodesOpIn, code)
 		}
-		testjobs.WithFailurePolicy(obj, fp.Strategy(strategies[rng.IntN(len(strategies))]).Obj())
+		strategy := strategies[rng.IntN(len(strategies))]
+		if d == designFPLostNode {
+			// With Recreate the other replicas' new pods run, and the attempt
+			// may end without the hanging pod's successor: only
+			// BlockingRecreate must wait for it.
+			strategy = kubeflowv1.RestartStrategyBlockingRecreate
+		}
+		testjobs.WithFailurePolicy(obj, fp.Strategy(strategy).Obj())
 	}
 	rp := testjobs.RunPolicy(obj)
 	if (track && (d == designOK || d == designFail || d == designDisrupt)) || d == designSuspend {

@@ -40,9 +40,14 @@ const loseAfter = 25 * time.Second
 type lostPod struct {
 	UID  string `json:"uid"`
 	Node string `json:"node"`
-	// Deleting and Gone are when the pod was seen terminating and gone;
-	// NodeLost when its node was marked lost (zero: never).
-	Deleting time.Time `json:"deleting"`
+	// Annotated is when its kubelet was taken away; Deleting and Gone are
+	// when the pod was seen terminating and gone; NodeLost when its node
+	// was marked lost (zero: never).
+	Annotated time.Time `json:"annotated"`
+	Deleting  time.Time `json:"deleting"`
+	// Finished: it had finished when deleted (the API deletes such a pod
+	// at once).
+	Finished bool      `json:"finished,omitempty"`
 	NodeLost time.Time `json:"nodeLost"`
 	Gone     time.Time `json:"gone"`
 }
@@ -96,7 +101,7 @@ func (l *nodeLoser) observe(p podObs) {
 			l.nodes.Go(func() { l.release(st.Node) })
 		}
 	case p.Deleting && st.Deleting.IsZero():
-		st.Deleting = p.At
+		st.Deleting, st.Finished = p.At, finished(p.Phase)
 		l.nodes.Go(func() { l.loseLater(job, st) })
 	}
 }
@@ -110,13 +115,15 @@ func (l *nodeLoser) hang(ns, name string, st *lostPod) {
 		log.Printf("lost node: pod %s/%s: %v", ns, name, err)
 		return
 	}
-	patch := fmt.Sprintf(`{"metadata":{"uid":%q,"annotations":{%q:"true"}}}`, st.UID, cluster.KubeletLostAnnotation)
+	// It must still run when the restart deletes it: a finished pod is
+	// deleted at once, kubelet or not (a JAX job's workers all exit).
+	patch := fmt.Sprintf(`{"metadata":{"uid":%q,"annotations":{%q:"true",%q:null}}}`, st.UID, cluster.KubeletLostAnnotation, cluster.ExitCodeAnnotation)
 	if err := l.e.client.Patch(ctx, &pod, client.RawPatch(types.MergePatchType, []byte(patch))); err != nil {
 		log.Printf("lost node: annotating pod %s/%s: %v", ns, name, err)
 		return
 	}
 	l.mu.Lock()
-	st.Node = pod.Spec.NodeName
+	st.Node, st.Annotated = pod.Spec.NodeName, time.Now()
 	l.mu.Unlock()
 }
 

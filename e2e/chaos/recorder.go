@@ -55,7 +55,7 @@ type recorder struct {
 	progress []time.Time // operator writes: job status changes and pod creations
 	gaps     []time.Time
 	podState map[string]podObs // by UID: last observation, to report terminating pods once
-	onPod    func(podObs)      // optional hook (the disruptor), called without mu held
+	onPod    func(podObs)      // optional hook (the harness's actors), called without mu held, deletions too
 }
 
 // podObs is one observation of a pod.
@@ -279,7 +279,11 @@ func (r *recorder) podDeleted(o any) {
 		obs.Suspended = obs.Suspended || last.Suspended
 	}
 	r.record(obs)
+	hook := r.onPod
 	r.mu.Unlock()
+	if hook != nil {
+		hook(obs)
+	}
 }
 
 // record appends a pod observation; call with mu held.
