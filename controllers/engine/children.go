@@ -107,7 +107,7 @@ func (fw *adapter[J]) buildPod(job J, rtype kubeflowv1.ReplicaType, index int, s
 	if rp.FailurePolicy != nil {
 		// Every failure must reach the operator, which decides what restarts.
 		pod.Spec.RestartPolicy = corev1.RestartPolicyNever
-		attempt := strconv.Itoa(int(job.JobStatus().Restarts))
+		attempt := strconv.Itoa(int(job.JobStatus().Attempt()))
 		pod.Labels[kubeflowv1.RestartAttemptLabel] = attempt
 		if pod.Annotations == nil {
 			pod.Annotations = map[string]string{}

@@ -10,6 +10,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kubeflowv1 "github.com/seed-d8a409e9/training-operator/apis/kubeflow.org/v1"
@@ -352,20 +353,20 @@ func (r *Reconciler[J]) applyFailurePolicy(job J, cur children, specs map[kubefl
 		r.fail(p, job, kubeflowv1.ReachedMaxRestartsReason, fmt.Sprintf("%s %s has failed because it has reached the failure policy's maxRestarts (%d): %s.",
 			kind, name, fp.MaxRestarts, v.describe(false, 0, 0)), corev1.EventTypeWarning, now)
 		return policyFailed
-	case fp.MaxTotalRestarts != nil && st.Restarts >= *fp.MaxTotalRestarts:
+	case fp.MaxTotalRestarts != nil && st.Attempt() >= *fp.MaxTotalRestarts:
 		p.policyAction = "MaxTotalRestartsReached"
 		r.fail(p, job, kubeflowv1.ReachedMaxTotalRestartsReason, fmt.Sprintf("%s %s has failed because it has reached the failure policy's maxTotalRestarts (%d): %s.",
 			kind, name, *fp.MaxTotalRestarts, v.describe(false, 0, 0)), corev1.EventTypeWarning, now)
 		return policyFailed
 	}
 	counted := v.action == kubeflowv1.RestartJobAction
-	st.Restarts++
+	st.Restarts = ptr.To(st.Attempt() + 1)
 	if counted {
 		st.RestartsCountTowardsMax++
 	}
-	msg := fmt.Sprintf("%s %s is restarting the whole job, attempt %d: %s.", kind, name, st.Restarts,
+	msg := fmt.Sprintf("%s %s is restarting the whole job, attempt %d: %s.", kind, name, st.Attempt(),
 		v.describe(counted, st.RestartsCountTowardsMax, fp.MaxRestarts))
-	if d := restartDelay(fp, st.Restarts); d > 0 {
+	if d := restartDelay(fp, st.Attempt()); d > 0 {
 		msg += fmt.Sprintf(" Its pods are created %s after this decision (failurePolicy.restartBackoff).", d)
 	}
 	reason := v.restartReason()
@@ -445,6 +446,6 @@ func (r *Reconciler[J]) restartDone(p *plan, job client.Object, specs map[kubefl
 	took := now.Sub(c.LastUpdateTime.Time)
 	p.restartTook = max(took, time.Nanosecond)
 	p.event(corev1.EventTypeNormal, r.fw.Kind()+"RestartCompleted", "%s %s runs again: every pod of attempt %d is running, %s after the restart was decided.",
-		r.fw.Kind(), job.GetName(), p.status.Restarts, took.Round(time.Second))
+		r.fw.Kind(), job.GetName(), p.status.Attempt(), took.Round(time.Second))
 	return true
 }

@@ -143,7 +143,7 @@ func TestApplyFailurePolicy(t *testing.T) {
 	}
 
 	out, p := run(fp(2).Obj(), kubeflowv1.JobStatus{}, failedWorker(0, 3, 0))
-	if out != policyRestarted || p.status.Restarts != 1 || p.status.RestartsCountTowardsMax != 1 || !p.restarted {
+	if out != policyRestarted || p.status.Attempt() != 1 || p.status.RestartsCountTowardsMax != 1 || !p.restarted {
 		t.Fatalf("RestartJob: outcome %v, status %+v", out, p.status)
 	}
 	c := getCondition(&p.status, kubeflowv1.JobRestarting)
@@ -152,13 +152,13 @@ func TestApplyFailurePolicy(t *testing.T) {
 		t.Errorf("Restarting = %+v, want message %q", c, want)
 	}
 
-	out, p = run(fp(0).Rule("infra", kubeflowv1.RestartJobAndIgnoreMaxRestartsAction).Obj(), kubeflowv1.JobStatus{Restarts: 4}, failedWorker(0, 3, 0))
-	if out != policyRestarted || p.status.Restarts != 5 || p.status.RestartsCountTowardsMax != 0 {
+	out, p = run(fp(0).Rule("infra", kubeflowv1.RestartJobAndIgnoreMaxRestartsAction).Obj(), kubeflowv1.JobStatus{Restarts: ptr.To(int32(4))}, failedWorker(0, 3, 0))
+	if out != policyRestarted || p.status.Attempt() != 5 || p.status.RestartsCountTowardsMax != 0 {
 		t.Errorf("ignored restart: outcome %v, status %+v", out, p.status)
 	}
 
-	out, p = run(fp(2).Obj(), kubeflowv1.JobStatus{Restarts: 3, RestartsCountTowardsMax: 2}, failedWorker(0, 3, 0))
-	if out != policyFailed || p.status.Restarts != 3 || !hasCondition(&p.status, kubeflowv1.JobFailed) || p.policyAction != "MaxRestartsReached" {
+	out, p = run(fp(2).Obj(), kubeflowv1.JobStatus{Restarts: ptr.To(int32(3)), RestartsCountTowardsMax: 2}, failedWorker(0, 3, 0))
+	if out != policyFailed || p.status.Attempt() != 3 || !hasCondition(&p.status, kubeflowv1.JobFailed) || p.policyAction != "MaxRestartsReached" {
 		t.Errorf("budget spent: outcome %v, status %+v", out, p.status)
 	}
 
@@ -174,12 +174,12 @@ func TestApplyFailurePolicy(t *testing.T) {
 		return r.applyFailurePolicy(job, ch, job.Spec.PyTorchReplicaSpecs, p, metav1.NewTime(fpT0)), p
 	}
 	out, p = runWith(kubeflowv1.RestartPolicyOnFailure, oom, failedWorker(0, 137, 0), failedWorker(1, 1, 1))
-	if out != policyRestarted || p.status.RestartCount != 1 || p.status.Restarts != 1 || len(p.status.CountedPods) != 1 {
+	if out != policyRestarted || p.status.RestartCount != 1 || p.status.Attempt() != 1 || len(p.status.CountedPods) != 1 {
 		t.Errorf("per-pod failure first (OnFailure): outcome %v, status %+v", out, p.status)
 	}
 	// Under Never the per-pod rule fails the job on it, as v1 does.
 	out, p = runWith(kubeflowv1.RestartPolicyNever, oom, failedWorker(0, 137, 0), failedWorker(1, 1, 1))
-	if c := getCondition(&p.status, kubeflowv1.JobFailed); out != policyFailed || c == nil || !strings.Contains(c.Message, "j-worker-0") || p.status.Restarts != 0 {
+	if c := getCondition(&p.status, kubeflowv1.JobFailed); out != policyFailed || c == nil || !strings.Contains(c.Message, "j-worker-0") || p.status.Attempt() != 0 {
 		t.Errorf("per-pod failure first (Never): outcome %v, status %+v", out, p.status)
 	}
 
@@ -216,18 +216,18 @@ func TestFailurePolicyReasons(t *testing.T) {
 		{name: "FailJob rule", policy: fp(1).Rule("user", kubeflowv1.FailJobAction).Obj(), pods: []*corev1.Pod{failedWorker(0, 3, 0)},
 			want: kubeflowv1.JobFailed, reason: kubeflowv1.FailurePolicyFailJobReason},
 		{name: "maxRestarts spent by a rule", policy: fp(1).Rule("any", kubeflowv1.RestartJobAction).Obj(),
-			status: kubeflowv1.JobStatus{Restarts: 1, RestartsCountTowardsMax: 1}, pods: []*corev1.Pod{attempt(failedWorker(0, 3, 0), 1)},
+			status: kubeflowv1.JobStatus{Restarts: ptr.To(int32(1)), RestartsCountTowardsMax: 1}, pods: []*corev1.Pod{attempt(failedWorker(0, 3, 0), 1)},
 			want: kubeflowv1.JobFailed, reason: kubeflowv1.ReachedMaxRestartsReason},
 		{name: "maxRestarts spent, no rule", policy: fp(0).Obj(), pods: []*corev1.Pod{failedWorker(0, 3, 0)},
 			want: kubeflowv1.JobFailed, reason: kubeflowv1.ReachedMaxRestartsReason},
 		{name: "maxTotalRestarts spent by an ignoring rule", policy: fp(0).MaxTotal(2).Rule("infra", kubeflowv1.RestartJobAndIgnoreMaxRestartsAction).Obj(),
-			status: kubeflowv1.JobStatus{Restarts: 2}, pods: []*corev1.Pod{attempt(failedWorker(0, 3, 0), 2)},
+			status: kubeflowv1.JobStatus{Restarts: ptr.To(int32(2))}, pods: []*corev1.Pod{attempt(failedWorker(0, 3, 0), 2)},
 			want: kubeflowv1.JobFailed, reason: kubeflowv1.ReachedMaxTotalRestartsReason},
 		{name: "maxTotalRestarts not spent yet", policy: fp(0).MaxTotal(2).Rule("infra", kubeflowv1.RestartJobAndIgnoreMaxRestartsAction).Obj(),
-			status: kubeflowv1.JobStatus{Restarts: 1}, pods: []*corev1.Pod{attempt(failedWorker(0, 3, 0), 1)},
+			status: kubeflowv1.JobStatus{Restarts: ptr.To(int32(1))}, pods: []*corev1.Pod{attempt(failedWorker(0, 3, 0), 1)},
 			want: kubeflowv1.JobRestarting, reason: kubeflowv1.FailurePolicyRestartJobAndIgnoreMaxRestartsReason},
 		{name: "maxRestarts spent first", policy: fp(1).MaxTotal(5).Rule("any", kubeflowv1.RestartJobAction).Obj(),
-			status: kubeflowv1.JobStatus{Restarts: 1, RestartsCountTowardsMax: 1}, pods: []*corev1.Pod{attempt(failedWorker(0, 3, 0), 1)},
+			status: kubeflowv1.JobStatus{Restarts: ptr.To(int32(1)), RestartsCountTowardsMax: 1}, pods: []*corev1.Pod{attempt(failedWorker(0, 3, 0), 1)},
 			want: kubeflowv1.JobFailed, reason: kubeflowv1.ReachedMaxRestartsReason},
 		{name: "the replica's restartPolicy fails the job: v1's reason", policy: oom().Obj(), pods: []*corev1.Pod{failedWorker(0, 137, 0), failedWorker(1, 1, 1)},
 			want: kubeflowv1.JobFailed, reason: "PyTorchJobFailed"},
@@ -494,7 +494,7 @@ func TestReleasable(t *testing.T) {
 	ch := children{allPods: all}
 	r := &Reconciler[*kubeflowv1.PyTorchJob]{fw: resolve(fakeFramework{})}
 	job := testjobs.MakePyTorchJob("j", "ns").Workers(1).FailurePolicy(testjobs.MakeFailurePolicy(1).Obj()).Obj()
-	st := kubeflowv1.JobStatus{Restarts: 1, CountedPods: []string{"counted", "counted-gone"}}
+	st := kubeflowv1.JobStatus{Restarts: ptr.To(int32(1)), CountedPods: []string{"counted", "counted-gone"}}
 	release, track, lastOld := r.releasable(job, &st, ch)
 	// A succeeded pod of the current attempt is held while the job runs.
 	if diff := cmp.Diff([]string{"counted-gone", "older-gone"}, podNamesOf(release)); diff != "" {
@@ -546,7 +546,7 @@ func TestBuildPodTracking(t *testing.T) {
 	}
 	withFP := testjobs.MakePyTorchJob("j", "ns").Workers(1).RestartPolicy(kubeflowv1.RestartPolicyOnFailure).
 		FailurePolicy(testjobs.MakeFailurePolicy(1).Obj()).Obj()
-	withFP.Status.Restarts = 2
+	withFP.Status.Restarts = ptr.To(int32(2))
 	pod, _, _ = BuildPod(fakeFramework{}, withFP, "Worker", 0, spec(withFP))
 	if pod.Labels[kubeflowv1.RestartAttemptLabel] != "2" || pod.Annotations[kubeflowv1.RestartAttemptLabel] != "2" ||
 		pod.Spec.RestartPolicy != corev1.RestartPolicyNever || len(pod.Finalizers) != 1 {
@@ -644,8 +644,8 @@ func testWholeJobRestart(t *testing.T, strategy kubeflowv1.RestartStrategy) {
 	order = nil
 	h.reconcile()
 	st := h.job().Status
-	if st.Restarts != 1 || st.RestartsCountTowardsMax != 1 || !hasCondition(&st, kubeflowv1.JobRestarting) {
-		t.Fatalf("after the failure: restarts %d/%d, conditions %v", st.Restarts, st.RestartsCountTowardsMax, conditionTypes(st))
+	if st.Attempt() != 1 || st.RestartsCountTowardsMax != 1 || !hasCondition(&st, kubeflowv1.JobRestarting) {
+		t.Fatalf("after the failure: restarts %d/%d, conditions %v", st.Attempt(), st.RestartsCountTowardsMax, conditionTypes(st))
 	}
 	if len(order) == 0 || order[0] != "status" {
 		t.Fatalf("requests %v: the restart's status write must come before any deletion", order)

@@ -10,6 +10,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
@@ -133,17 +134,22 @@ func (r *Reconciler[J]) planPass(ctx context.Context, job J, p *plan) error {
 	fp := rp.FailurePolicy
 	cur, old := ch, []*corev1.Pod(nil)
 	if fp != nil {
-		if n := newestAttempt(ch.allPods); n > st.Restarts {
+		if st.Restarts == nil {
+			// Shown from the start: kubectl's Restarts column is blank
+			// without it.
+			st.Restarts = ptr.To(int32(0))
+		}
+		if n := newestAttempt(ch.allPods); n > st.Attempt() {
 			// A pod of a later attempt than the job's status knows: the status
 			// was written, this copy of the job is older (make chaos saw one
 			// after an apiserver restart, and the pass took the new attempt for
 			// an old one and replaced it). Never act on it.
-			log.FromContext(ctx).Info("job status older than its pods' restart attempt, waiting for the cache", "restarts", st.Restarts, "attempt", n)
+			log.FromContext(ctx).Info("job status older than its pods' restart attempt, waiting for the cache", "restarts", st.Attempt(), "attempt", n)
 			p.status, p.stale = *job.JobStatus().DeepCopy(), true
 			p.requeue(staleRetry)
 			return nil
 		}
-		cur, old = ch.ofAttempt(st.Restarts)
+		cur, old = ch.ofAttempt(st.Attempt())
 	}
 	st.ReplicaStatuses = replicaStatuses(r.fw.ControllerName(), name, specs, cur.allPods)
 	blockCreates := false

@@ -67,7 +67,7 @@ func restartDelayLeft(fp *kubeflowv1.FailurePolicy, st *kubeflowv1.JobStatus, no
 	if c == nil || c.Status != corev1.ConditionTrue || !wholeJobRestart(c.Reason) {
 		return 0
 	}
-	return c.LastUpdateTime.Add(restartDelay(fp, st.Restarts)).Sub(now)
+	return c.LastUpdateTime.Add(restartDelay(fp, st.Attempt())).Sub(now)
 }
 
 // stuckPods are the old pods terminating past their grace period by
@@ -116,7 +116,7 @@ func (r *Reconciler[J]) planRestartWait(job J, fp *kubeflowv1.FailurePolicy, old
 	kind, name := r.fw.Kind(), job.GetName()
 	if len(stuck) == 0 {
 		if job.JobStatus().TerminatingPods > 0 {
-			c.Message = fmt.Sprintf("%s %s is restarting the whole job, attempt %d: no pod of an earlier attempt is left terminating.", kind, name, st.Restarts)
+			c.Message = fmt.Sprintf("%s %s is restarting the whole job, attempt %d: no pod of an earlier attempt is left terminating.", kind, name, st.Attempt())
 		}
 		return
 	}
@@ -133,7 +133,7 @@ func (r *Reconciler[J]) planRestartWait(job J, fp *kubeflowv1.FailurePolicy, old
 	}
 	msg := fmt.Sprintf("%s %s is restarting the whole job, attempt %d: waiting for %d pod(s) of an earlier attempt still terminating past their grace period: %s. "+
 		"A pod on a NotReady or missing node is force-deleted %s after its grace period (failurePolicy.lostPodTimeoutSeconds)",
-		kind, name, st.Restarts, len(stuck), joinNames(names), timeout)
+		kind, name, st.Attempt(), len(stuck), joinNames(names), timeout)
 	if len(overdue) > 0 {
 		// Their nodes are looked at again: a node's readiness brings no
 		// event of the job's.

@@ -7,6 +7,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 
 	kubeflowv1 "github.com/seed-d8a409e9/training-operator/apis/kubeflow.org/v1"
 	"github.com/seed-d8a409e9/training-operator/test/testjobs"
@@ -43,7 +44,7 @@ func TestRestartDelayLeft(t *testing.T) {
 	t0 := time.Date(2026, 12, 7, 3, 0, 0, 0, time.UTC)
 	fp := testjobs.MakeFailurePolicy(3).Backoff(10, 0).Obj()
 	restarting := func(reason string) *kubeflowv1.JobStatus {
-		return &kubeflowv1.JobStatus{Restarts: 2, Conditions: []kubeflowv1.JobCondition{{
+		return &kubeflowv1.JobStatus{Restarts: ptr.To(int32(2)), Conditions: []kubeflowv1.JobCondition{{
 			Type: kubeflowv1.JobRestarting, Status: corev1.ConditionTrue, Reason: reason, LastUpdateTime: metav1.NewTime(t0),
 		}}}
 	}
@@ -56,7 +57,7 @@ func TestRestartDelayLeft(t *testing.T) {
 		{name: "a whole-job restart: the second delay, from the decision", st: restarting(kubeflowv1.FailurePolicyRestartJobReason), now: t0.Add(5 * time.Second), want: 15 * time.Second},
 		{name: "over", st: restarting(kubeflowv1.FailurePolicyNoRuleMatchedReason), now: t0.Add(25 * time.Second), want: -5 * time.Second},
 		{name: "a per-pod retry waits for nothing", st: restarting("PyTorchJobRestarting"), now: t0, want: 0},
-		{name: "not restarting", st: &kubeflowv1.JobStatus{Restarts: 2}, now: t0, want: 0},
+		{name: "not restarting", st: &kubeflowv1.JobStatus{Restarts: ptr.To(int32(2))}, now: t0, want: 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := restartDelayLeft(fp, tc.st, tc.now); got != tc.want {

@@ -155,7 +155,7 @@ func (r *Reconciler[J]) releasable(job J, st *kubeflowv1.JobStatus, ch children)
 				tolerated = tolerance.ToleratesFailure(job, rt)
 			}
 		}
-		isOld := rp.FailurePolicy != nil && attemptOf(pod) != st.Restarts
+		isOld := rp.FailurePolicy != nil && attemptOf(pod) != st.Attempt()
 		replaced := isOld || counted[string(pod.UID)]
 		if isOld {
 			old++
@@ -174,7 +174,7 @@ func (r *Reconciler[J]) releasable(job J, st *kubeflowv1.JobStatus, ch children)
 		}
 	}
 	for _, pod := range untrackedLive(ch.allPods) {
-		if rp.FailurePolicy == nil || attemptOf(pod) == st.Restarts {
+		if rp.FailurePolicy == nil || attemptOf(pod) == st.Attempt() {
 			track = append(track, pod)
 		}
 	}

@@ -221,8 +221,8 @@ func (e *env) checkRestarts(ctx context.Context, key types.NamespacedName, want 
 	if err := e.client.Get(ctx, key, &job); err != nil {
 		return err
 	}
-	if job.Status.Restarts != want {
-		return fmt.Errorf("%s: status.restarts %d, want %d", key, job.Status.Restarts, want)
+	if job.Status.Attempt() != want {
+		return fmt.Errorf("%s: status.restarts %d, want %d", key, job.Status.Attempt(), want)
 	}
 	return nil
 }

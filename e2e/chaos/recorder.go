@@ -313,7 +313,7 @@ func toJobObs(kind string, o any, now time.Time) (jobObs, string, bool) {
 		return jobObs{}, "", false
 	}
 	j := jobObs{At: now, Job: u.GetNamespace() + "/" + u.GetName(), Kind: kind, RestartCount: st.RestartCount,
-		Restarts: st.Restarts, RestartsCounted: st.RestartsCountTowardsMax}
+		Restarts: st.Attempt(), RestartsCounted: st.RestartsCountTowardsMax}
 	for _, c := range st.Conditions {
 		if c.Status != corev1.ConditionTrue {
 			continue

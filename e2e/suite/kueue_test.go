@@ -355,7 +355,7 @@ func kueueSpecs(mode kueueMode) {
 		Eventually(ctx, func(g Gomega) {
 			st, err := jobStatus(ctx, pytorch, ns, "rs")
 			g.Expect(err).NotTo(HaveOccurred())
-			g.Expect(st.Restarts).To(Equal(int32(1)))
+			g.Expect(st.Attempt()).To(Equal(int32(1)))
 			ps := jobPods(ctx, ns, "rs")
 			g.Expect(ps).To(HaveLen(2))
 			for _, p := range ps {

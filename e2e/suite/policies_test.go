@@ -241,7 +241,7 @@ var _ = Describe("Failure policy", func() {
 		}).Should(Succeed())
 		finishPods(ctx, ns, "fp", 0)
 		st := waitFor(ctx, pytorch, ns, "fp", kubeflowv1.JobSucceeded)
-		Expect(st.Restarts).To(Equal(int32(1)))
+		Expect(st.Attempt()).To(Equal(int32(1)))
 		Expect(st.RestartsCountTowardsMax).To(Equal(int32(1)))
 		Expect(jobEvents(ctx, ns, "fp", kubeflowv1.FailurePolicyNoRuleMatchedReason)).To(HaveLen(1))
 		Expect(jobEvents(ctx, ns, "fp", "PyTorchJobRestarting")).To(BeEmpty(), "a whole-job restart has the failure policy's reason")

@@ -221,9 +221,10 @@ type JobStatus struct {
 
 	// Restarts is how many whole-job restarts the failure policy made; the
 	// pods of the current attempt carry it in their restart-attempt label.
-	// An addition to v1.
+	// Set (0 included, so kubectl's Restarts column shows it) on jobs with a
+	// failure policy only. An addition to v1.
 	// +optional
-	Restarts int32 `json:"restarts,omitempty"`
+	Restarts *int32 `json:"restarts,omitempty"`
 
 	// RestartsCountTowardsMax is how many of restarts count toward
 	// failurePolicy.maxRestarts. An addition to v1.
@@ -315,3 +316,12 @@ const (
 	// restarted.
 	JobFailed JobConditionType = "Failed"
 )
+
+// Attempt is the job's current restart attempt: status.restarts, 0 when
+// unset.
+func (s *JobStatus) Attempt() int32 {
+	if s.Restarts == nil {
+		return 0
+	}
+	return *s.Restarts
+}

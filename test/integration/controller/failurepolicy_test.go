@@ -2,7 +2,9 @@ package controller_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -97,14 +99,14 @@ var _ = Describe("failure policy", func() {
 				Expect(again[i].UID).NotTo(Equal(pods[i].UID), "every pod is new")
 			}
 			st := testjobs.Status(getJob(ctx, job))
-			Expect(st.Restarts).To(Equal(int32(1)))
+			Expect(st.Attempt()).To(Equal(int32(1)))
 			Expect(st.RestartsCountTowardsMax).To(Equal(int32(1)))
 			Expect(st.RestartCount).To(BeZero(), "a whole-job restart is no per-pod retry")
 			for _, p := range again {
 				exitPod(ctx, ns, p.Name, 0)
 			}
 			st = eventuallyCondition(ctx, job, kubeflowv1.JobSucceeded)
-			Expect(st.Restarts).To(Equal(int32(1)))
+			Expect(st.Attempt()).To(Equal(int32(1)))
 			Expect(eventCount(ctx, ns, kubeflowv1.FailurePolicyNoRuleMatchedReason)).To(Equal(int32(1)))
 			Expect(eventCount(ctx, ns, kind+"Restarting")).To(BeZero(), "a whole-job restart has the failure policy's reason")
 			Expect(eventCount(ctx, ns, kind+"RestartCompleted")).To(Equal(int32(1)))
@@ -129,7 +131,7 @@ var _ = Describe("failure policy", func() {
 		c := condition(*st, kubeflowv1.JobFailed)
 		Expect(c.Reason).To(Equal(kubeflowv1.ReachedMaxTotalRestartsReason))
 		Expect(c.Message).To(ContainSubstring("maxTotalRestarts (1)"))
-		Expect(st.Restarts).To(Equal(int32(1)))
+		Expect(st.Attempt()).To(Equal(int32(1)))
 		Expect(st.RestartsCountTowardsMax).To(BeZero())
 	})
 
@@ -143,7 +145,7 @@ var _ = Describe("failure policy", func() {
 		c := condition(*st, kubeflowv1.JobFailed)
 		Expect(c.Reason).To(Equal(kubeflowv1.FailurePolicyFailJobReason))
 		Expect(c.Message).To(ContainSubstring(`rule "user-error" (FailJob) matched pod fj-worker-1: container pytorch exited with code 2`))
-		Expect(st.Restarts).To(BeZero())
+		Expect(st.Attempt()).To(BeZero())
 	})
 
 	It("fails an MPIJob whose containers are not called mpi on a FailJob rule without containerName", func(ctx context.Context) {
@@ -155,7 +157,7 @@ var _ = Describe("failure policy", func() {
 		exitPod(ctx, ns, "mc-launcher", 1)
 		st := eventuallyCondition(ctx, job, kubeflowv1.JobFailed)
 		Expect(condition(*st, kubeflowv1.JobFailed).Message).To(ContainSubstring(`rule "user-error" (FailJob) matched pod mc-launcher: container launcher exited with code 1`))
-		Expect(st.Restarts).To(BeZero())
+		Expect(st.Attempt()).To(BeZero())
 	})
 
 	It("restarts on the earliest failure when a later one would match FailJob", func(ctx context.Context) {
@@ -175,7 +177,7 @@ var _ = Describe("failure policy", func() {
 		attemptPodsRunning(ctx, ns, "ef", 3, 1)
 		st := testjobs.Status(getJob(ctx, job))
 		Expect(condition(*st, kubeflowv1.JobFailed)).To(BeNil())
-		Expect(st.Restarts).To(Equal(int32(1)))
+		Expect(st.Attempt()).To(Equal(int32(1)))
 	})
 
 	It("fails naming the limit once maxRestarts is spent", func(ctx context.Context) {
@@ -188,7 +190,7 @@ var _ = Describe("failure policy", func() {
 		st := eventuallyCondition(ctx, job, kubeflowv1.JobFailed)
 		Expect(condition(*st, kubeflowv1.JobFailed).Message).To(ContainSubstring("has reached the failure policy's maxRestarts (1)"))
 		Expect(condition(*st, kubeflowv1.JobFailed).Reason).To(Equal(kubeflowv1.ReachedMaxRestartsReason))
-		Expect(st.Restarts).To(Equal(int32(1)))
+		Expect(st.Attempt()).To(Equal(int32(1)))
 		Expect(st.RestartsCountTowardsMax).To(Equal(int32(1)))
 	})
 
@@ -237,7 +239,7 @@ var _ = Describe("failure policy", func() {
 		Expect(cs.CoreV1().Pods(ns).EvictV1(ctx, &policyv1.Eviction{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "ev-worker-0"}})).To(Succeed())
 		attemptPodsRunning(ctx, ns, "ev", 2, 1)
 		st := testjobs.Status(getJob(ctx, job))
-		Expect(st.Restarts).To(Equal(int32(1)))
+		Expect(st.Attempt()).To(Equal(int32(1)))
 		Expect(st.RestartsCountTowardsMax).To(BeZero())
 		Expect(condition(*st, kubeflowv1.JobFailed)).To(BeNil())
 		eventuallyCondition(ctx, job, kubeflowv1.JobRunning)
@@ -368,8 +370,36 @@ var _ = Describe("failure policy", func() {
 			Expect(p.Finalizers).To(BeEmpty())
 			Expect(p.Spec.RestartPolicy).To(Equal(corev1.RestartPolicyOnFailure))
 		}
+		Expect(testjobs.Status(getJob(ctx, job)).Restarts).To(BeNil())
+		Expect(restartsColumn(ctx, ns, "v1")).To(BeNil(), "no Restarts cell without a failure policy")
+	})
+
+	It("shows 0 in the Restarts column of a job with a failure policy that has not restarted", func(ctx context.Context) {
+		job := testjobs.MakePyTorchJob("zero", ns).Master(1).Workers(1).FailurePolicy(fp(1).Obj()).Obj()
+		Expect(k8s.Create(ctx, job)).To(Succeed())
+		attemptPodsRunning(ctx, ns, "zero", 2, 0)
+		Expect(restartsColumn(ctx, ns, "zero")).To(BeEquivalentTo(0))
+		exitPod(ctx, ns, "zero-worker-0", 1)
+		attemptPodsRunning(ctx, ns, "zero", 2, 1)
+		Eventually(func() any { return restartsColumn(ctx, ns, "zero") }, timeout, interval).Should(BeEquivalentTo(1))
 	})
 })
+
+// restartsColumn is the Restarts cell of a PyTorchJob as the API server
+// prints it for kubectl get -o wide (nil: blank).
+func restartsColumn(ctx context.Context, ns, name string) any {
+	cs, err := kubernetes.NewForConfig(restCfg)
+	Expect(err).NotTo(HaveOccurred())
+	raw, err := cs.CoreV1().RESTClient().Get().AbsPath("/apis/kubeflow.org/v1/namespaces", ns, "pytorchjobs", name).
+		SetHeader("Accept", "application/json;as=Table;v=v1;g=meta.k8s.io").DoRaw(ctx)
+	Expect(err).NotTo(HaveOccurred())
+	var table metav1.Table
+	Expect(json.Unmarshal(raw, &table)).To(Succeed())
+	col := slices.IndexFunc(table.ColumnDefinitions, func(c metav1.TableColumnDefinition) bool { return c.Name == "Restarts" })
+	Expect(col).To(BeNumerically(">=", 0), "columns: %v", table.ColumnDefinitions)
+	Expect(table.Rows).To(HaveLen(1))
+	return table.Rows[0].Cells[col]
+}
 
 var _ = Describe("failure accounting", func() {
 	var ns string
@@ -412,7 +442,7 @@ var _ = Describe("failure accounting", func() {
 				st := getPyTorchJob(ctx, ns, name).Status
 				g.Expect(condition(st, kubeflowv1.JobFailed)).To(BeNil())
 				g.Expect(st.RestartCount).To(BeZero())
-				g.Expect(st.Restarts).To(BeZero())
+				g.Expect(st.Attempt()).To(BeZero())
 			}, 2*time.Second, interval).Should(Succeed())
 
 			for i := range pods {
@@ -425,7 +455,7 @@ var _ = Describe("failure accounting", func() {
 			st := getPyTorchJob(ctx, ns, name).Status
 			Expect(condition(st, kubeflowv1.JobFailed)).To(BeNil())
 			Expect(st.RestartCount).To(BeZero())
-			Expect(st.Restarts).To(BeZero())
+			Expect(st.Attempt()).To(BeZero())
 		},
 		Entry("maxRestarts 0", func(ns string) *kubeflowv1.PyTorchJob {
 			return testjobs.MakePyTorchJob("sfp", ns).Master(1).Workers(1).FailurePolicy(testjobs.MakeFailurePolicy(0).Obj()).Obj()

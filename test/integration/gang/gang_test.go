@@ -481,7 +481,7 @@ func TestNativeGang(t *testing.T) {
 	g.Expect(w1.UID).To(Equal(w0.UID), "the Workload is kept through the restart")
 	g.Expect(pg1.UID).To(Equal(pg0.UID), "the PodGroup is kept through the restart")
 	g.Expect(pg1.Spec.SchedulingPolicy.Gang).To(Equal(&schedulingv1beta1.GangSchedulingPolicy{MinCount: 3}))
-	g.Expect(s.job(ctx, g, ns, "gang-r").Status.Restarts).To(Equal(int32(1)))
+	g.Expect(s.job(ctx, g, ns, "gang-r").Status.Attempt()).To(Equal(int32(1)))
 }
 
 // By logs a step.

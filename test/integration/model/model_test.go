@@ -402,7 +402,7 @@ func (pt *podTrace) job(obj any) {
 	}
 	rv, _ := strconv.ParseUint(j.GetResourceVersion(), 10, 64)
 	st := jobStatus(j)
-	restarts := st.Restarts
+	restarts := st.Attempt()
 	pt.mu.Lock()
 	defer pt.mu.Unlock()
 	if _, ok := pt.finishedRV[j.GetName()]; !ok && slices.ContainsFunc(st.Conditions, func(c kubeflowv1.JobCondition) bool {
@@ -782,7 +782,7 @@ func (e *env) runReplaying(s *Scenario, replays *atomic.Int64) []string {
 		out = append(out, fmt.Sprintf("attempt %d (job %s):", attempt+1, try.Name))
 		out = append(out, m...)
 		if js, err := e.job(context.Background(), &try); err == nil {
-			out = append(out, fmt.Sprintf("job status: restartCount=%d restarts=%d/%d countedPods=%v conditions=%v %s", js.RestartCount, js.Restarts,
+			out = append(out, fmt.Sprintf("job status: restartCount=%d restarts=%d/%d countedPods=%v conditions=%v %s", js.RestartCount, js.Attempt(),
 				js.RestartsCountTowardsMax, js.CountedPods, conditionList(js), terminalSummary(js)))
 		}
 		out = append(out, "pods:")
@@ -986,11 +986,11 @@ func reached(js *kubeflowv1.JobStatus, res StepResult) (bool, string) {
 	if js.RestartCount > want.RestartCount {
 		return false, fmt.Sprintf("restartCount=%d went past the oracle's %d", js.RestartCount, want.RestartCount)
 	}
-	if js.Restarts > want.Restarts {
-		return false, fmt.Sprintf("restarts=%d went past the oracle's %d", js.Restarts, want.Restarts)
+	if js.Attempt() > want.Restarts {
+		return false, fmt.Sprintf("restarts=%d went past the oracle's %d", js.Attempt(), want.Restarts)
 	}
 	if phase != want.Phase || js.RestartCount != want.RestartCount ||
-		js.Restarts != want.Restarts || js.RestartsCountTowardsMax != want.RestartsCountTowardsMax {
+		js.Attempt() != want.Restarts || js.RestartsCountTowardsMax != want.RestartsCountTowardsMax {
 		return false, ""
 	}
 	if res.Effect == EffectSucceeded {
@@ -1013,9 +1013,9 @@ func compareFinal(s *Scenario, want State, js *kubeflowv1.JobStatus) []string {
 	if js.RestartCount != want.RestartCount {
 		d = append(d, fmt.Sprintf("restartCount: got %d, want %d", js.RestartCount, want.RestartCount))
 	}
-	if js.Restarts != want.Restarts || js.RestartsCountTowardsMax != want.RestartsCountTowardsMax {
+	if js.Attempt() != want.Restarts || js.RestartsCountTowardsMax != want.RestartsCountTowardsMax {
 		d = append(d, fmt.Sprintf("restarts/restartsCountTowardsMax: got %d/%d, want %d/%d",
-			js.Restarts, js.RestartsCountTowardsMax, want.Restarts, want.RestartsCountTowardsMax))
+			js.Attempt(), js.RestartsCountTowardsMax, want.Restarts, want.RestartsCountTowardsMax))
 	}
 	conds := conditionList(js)
 	if c := cond(js, kubeflowv1.JobCreated); c == nil || c.Status != corev1.ConditionTrue || c.Reason != s.Kind+"Created" {
@@ -1133,7 +1133,7 @@ func (e *env) waitJob(ctx context.Context, s *Scenario, what string, ok func(*ku
 			if done {
 				return nil
 			}
-			last = fmt.Sprintf("restartCount=%d restarts=%d/%d conditions=%v %s", js.RestartCount, js.Restarts, js.RestartsCountTowardsMax,
+			last = fmt.Sprintf("restartCount=%d restarts=%d/%d conditions=%v %s", js.RestartCount, js.Attempt(), js.RestartsCountTowardsMax,
 				conditionList(js), terminalSummary(js))
 			if why != "" {
 				return fmt.Errorf("%s: %s", what, why)
