@@ -504,12 +504,29 @@ var _ = Describe("PyTorchJob", func() {
 	})
 
 	It("reports a child name held by another job as a condition, not a hot loop", func(ctx context.Context) {
+		// The operator's requests are recorded: each pass tries the create and
+		// is answered 409.
+		Expect(operator.Stop()).To(Succeed())
+		cfg, log := util.RecordRequests(restCfg, ns)
+		var err error
+		operator, err = util.StartOperator(cfg, util.DefaultConfiguration())
+		Expect(err).NotTo(HaveOccurred())
+		refused := func(r util.Request) bool {
+			return r.Method == http.MethodPost && r.Resource() == "pods" && r.Code == http.StatusConflict
+		}
 		blocker := testjobs.MakePod("clash-master-0", ns).Obj()
 		blocker.Spec.Containers = []corev1.Container{{Name: "c", Image: "x"}}
 		Expect(k8s.Create(ctx, blocker)).To(Succeed())
 		Expect(k8s.Create(ctx, testjobs.MakePyTorchJob("clash", ns).Master(1).Obj())).To(Succeed())
 		j := eventuallyPyTorchCondition(ctx, ns, "clash", "ChildConflict")
 		Expect(condition(j.Status, "ChildConflict").Message).To(ContainSubstring("pod clash-master-0"))
+		// The condition came from a refused create (the recording sees the
+		// operator's passes); then the next try waits for the slow retry:
+		// at most one more, from a late child event's pass, where a hot
+		// loop would try every few milliseconds.
+		tries := log.Count(refused)
+		Expect(tries).To(BeNumerically(">", 0), "no refused create recorded")
+		Consistently(func() int { return log.Count(refused) }, 3*time.Second, interval).Should(BeNumerically("<=", tries+1))
 		Expect(k8s.Delete(ctx, blocker, client.GracePeriodSeconds(0))).To(Succeed())
 	})
 
