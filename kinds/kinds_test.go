@@ -1,10 +1,17 @@
 package kinds
 
 import (
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"os"
+	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 
 	configv1alpha1 "github.com/seed-d8a409e9/training-operator/apis/config/v1alpha1"
 	"github.com/seed-d8a409e9/training-operator/controllers/engine"
@@ -72,5 +79,31 @@ func TestEntriesAreOfOneKind(t *testing.T) {
 		if !reflect.DeepEqual(k.Webhooks.Info(), k.Info) {
 			t.Errorf("%s: webhooks of %+v", k.Info.Kind, k.Webhooks.Info())
 		}
+	}
+}
+
+// make fuzz runs every Fuzz target go test lists in webhooks/ (written by
+// hand): each kind of the table has one, with a seed corpus, and no target
+// is left of a kind the table no longer has.
+func TestFuzzTargetPerKind(t *testing.T) {
+	file, err := parser.ParseFile(token.NewFileSet(), filepath.Join("..", "webhooks", "fuzz_test.go"), nil, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var targets []string
+	for _, d := range file.Decls {
+		if fn, ok := d.(*ast.FuncDecl); ok && fn.Recv == nil && strings.HasPrefix(fn.Name.Name, "Fuzz") {
+			targets = append(targets, fn.Name.Name)
+		}
+	}
+	var want []string
+	for _, name := range Names() {
+		want = append(want, "Fuzz"+name)
+		if _, err := os.Stat(filepath.Join("..", "webhooks", "testdata", "corpus", name)); err != nil {
+			t.Errorf("no seed corpus for %s: %v", name, err)
+		}
+	}
+	if diff := cmp.Diff(want, targets, cmpopts.SortSlices(func(a, b string) bool { return a < b })); diff != "" {
+		t.Errorf("fuzz targets in webhooks/fuzz_test.go (-want +got):\n%s", diff)
 	}
 }

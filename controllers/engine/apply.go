@@ -90,9 +90,9 @@ func (r *Reconciler[J]) writeStatus(ctx context.Context, cached J, st *kubeflowv
 	}
 	// The response is asked for as metadata only: the patch was locked to
 	// cached's resourceVersion, so the job now is cached with the status
-	// written and the response's metadata. make bench's profile had the
-	// whole job's JSON decoding as a third of a status write's cost, and
-	// the apiserver encoded it for nothing.
+	// written and the response's metadata. Decoding the whole job would be
+	// much of a status write's cost, and the apiserver would encode it for
+	// nothing.
 	meta := &metav1.PartialObjectMetadata{}
 	meta.SetGroupVersionKind(gvk)
 	meta.SetNamespace(cached.GetNamespace())
@@ -115,8 +115,8 @@ func (r *Reconciler[J]) writeStatus(ctx context.Context, cached J, st *kubeflowv
 // statusPatch is the JSON merge patch from status cur to next, locked to the
 // resourceVersion both were computed over. client.MergeFrom built the same
 // patch by copying the job, serialising it twice whole and diffing generic
-// maps of both: in make bench's CPU profile of a 500-job burst, status
-// writes took 6.6% of the operator, most of it building the patch.
+// maps of both, which made building the patch most of a status write's
+// CPU.
 // It also returns next as stored (JSON: times in whole seconds).
 func statusPatch(resourceVersion string, cur, next *kubeflowv1.JobStatus) (patch, stored []byte, err error) {
 	from, err := json.Marshal(cur)
@@ -186,7 +186,7 @@ func (r *Reconciler[J]) afterStatus(ctx context.Context, job client.Object, p *p
 // recreated (retries, and a whole-job restart's old attempt). When the
 // status of a later pass is held (statusDelay: replica counts only), what
 // they depend on is already written, so they run then too: holding them
-// kept a restarting job's old pods 15 s (make bench, restart-policy).
+// would keep a restarting job's old pods until the held status is written.
 func (r *Reconciler[J]) applyPodWrites(ctx context.Context, job client.Object, p *plan) error {
 	errs := []error{
 		r.releasePods(ctx, job, p.release),

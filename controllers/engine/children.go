@@ -236,8 +236,8 @@ func PresentTypes(specs map[kubeflowv1.ReplicaType]*kubeflowv1.ReplicaSpec, orde
 
 // NewServiceMeta is an empty Service as the engine caches and watches it:
 // metadata only. The engine reads whether a replica's Service exists and
-// who owns it, never its spec, and a cached typed Service was twice the
-// size (make bench's retained-5000 keeps 20,000 of them).
+// who owns it, never its spec, and a cached typed Service is much larger,
+// of which a cluster with many retained jobs keeps many.
 func NewServiceMeta() *metav1.PartialObjectMetadata {
 	m := &metav1.PartialObjectMetadata{}
 	m.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("Service"))

@@ -66,7 +66,7 @@ func (l lastWrites[J]) remember(baseRV string, job J) {
 // write and asked for any requeue it needs. The cache holds that version
 // once its event is handled, so the written status is dropped here: no
 // pass may come to drop it (a finished job is not reconciled again), and
-// make bench's retained-5000 once kept 5,000 whole jobs this way.
+// every retained finished job would be kept whole this way.
 func (l lastWrites[J]) isEcho(job client.Object) bool {
 	l.m.mu.Lock()
 	defer l.m.mu.Unlock()

@@ -14,7 +14,7 @@ import (
 // A child's update event costs a pass over its whole job. Most pod updates
 // (binding, readiness flips, condition timestamps, IPs) change nothing the
 // engine, an adapter or the pod events read, so they are dropped here:
-// make bench counted about three of them per pod of a 1+3 job. Creates,
+// several come per pod of every job. Creates,
 // deletes and generic events always pass.
 
 // podChanged passes pod updates that change what is read of a pod: its

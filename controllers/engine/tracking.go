@@ -64,8 +64,8 @@ var trackPatch = client.RawPatch(types.StrategicMergePatchType,
 	[]byte(`{"metadata":{"finalizers":["`+kubeflowv1.PodTrackingFinalizer+`"]}}`))
 
 // releasePods removes the tracking finalizer of pods, each once: the
-// cache may show a released pod with it for a while (make bench counted
-// 2.4 extra PATCHes per tracked job before).
+// cache may show a released pod with it for a while, and each pass would
+// PATCH it again.
 func (r *Reconciler[J]) releasePods(ctx context.Context, job client.Object, pods []*corev1.Pod) error {
 	j := r.jobRef(job)
 	todo := pods[:0:0]
@@ -135,8 +135,8 @@ func untrackedLive(pods []*corev1.Pod) []*corev1.Pod {
 // A pod that is replaced (counted, or of an older attempt) keeps it until
 // its deletion is confirmed (deletionConfirmed), so its name is not free
 // for its successor while the pod may still be deleted by name. Releasing
-// it just before its delete instead saved 0.16 s of a 128-pod restart and
-// cost 77 more passes, one per pod leaving (make bench restart-policy-128).
+// it just before its delete instead costs a pass per pod leaving for
+// little time saved (make bench restart-policy-128; see the README).
 func (r *Reconciler[J]) releasable(job J, st *kubeflowv1.JobStatus, ch children) (release, track []*corev1.Pod, lastOld bool) {
 	rp := r.fw.RunPolicy(job)
 	if IsFinished(st) || (rp.Suspend != nil && *rp.Suspend) || !r.fw.tracked(rp) {
@@ -203,8 +203,8 @@ type podTracking[J Job[J]] struct {
 func (r *Reconciler[J]) setupPodTracking(mgr ctrl.Manager) error {
 	pt := &podTracking[J]{r: r}
 	kind := r.fw.Kind()
-	// Only pods of a job that cannot release them: make bench counted two
-	// passes here per pod of every restart while the job released them itself.
+	// Only pods of a job that cannot release them: otherwise every pod of a
+	// restart costs passes here while the job releases them itself.
 	mine := func(o client.Object) bool {
 		ref := metav1.GetControllerOfNoCopy(o)
 		return ref != nil && ref.Kind == kind && hasTrackingFinalizer(o) && o.GetDeletionTimestamp() != nil &&

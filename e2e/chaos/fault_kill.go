@@ -48,8 +48,8 @@ func injectKills(ctx context.Context, r *run) error {
 		end := time.Now()
 		f := fault{Type: "operator SIGKILL", At: at, End: end, Note: fmt.Sprintf("kill #%d after %s", i, wait.Round(time.Millisecond))}
 		r.measureTakeover(ctx, o, &f)
-		if err := o.waitReady(ctx, 2*time.Minute); err != nil {
-			f.Note += "; not ready: " + err.Error()
+		if err := o.waitReady(ctx, readyWithin); err != nil && ctx.Err() == nil {
+			f.NotReady = err.Error()
 		}
 		f.Ready = time.Since(end)
 		r.addFault(f)
@@ -59,9 +59,11 @@ func injectKills(ctx context.Context, r *run) error {
 // measureTakeover fills ToReconcile and ToProgress for the replica o that
 // must pick the work up after f.
 func (r *run) measureTakeover(ctx context.Context, o *operator, f *fault) {
-	first := o.firstReconcile(ctx, 60*time.Second)
+	first := o.firstReconcile(ctx, reconcileWithin)
 	if first.IsZero() {
 		f.ToReconcile, f.ToProgress = -1, -1
+		// An aborted run says nothing about the operator.
+		f.NoReconcile = ctx.Err() == nil
 		return
 	}
 	f.ToReconcile = first.Sub(f.End)

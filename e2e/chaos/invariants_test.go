@@ -700,3 +700,44 @@ func TestCheckLostPod(t *testing.T) {
 		})
 	}
 }
+
+func TestFaultViolations(t *testing.T) {
+	ok := fault{Type: "operator SIGKILL", At: at(1), End: at(2), ToReconcile: time.Second, Ready: time.Second}
+	for _, tc := range []struct {
+		name string
+		f    fault
+		want []string
+	}{
+		{"recovered", ok, nil},
+		{"not ready after the restart", func() fault { f := ok; f.NotReady = "context deadline exceeded"; return f }(), []string{ruleNotReady}},
+		{"no reconcile", func() fault { f := ok; f.ToReconcile, f.ToProgress, f.NoReconcile = -1, -1, true; return f }(), []string{ruleNoReconcile}},
+		{"no takeover", func() fault { f := ok; f.NoTakeover = true; return f }(), []string{ruleNoTakeover}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var got []string
+			for _, v := range faultViolations([]fault{tc.f}) {
+				got = append(got, v.Rule)
+			}
+			if strings.Join(got, ",") != strings.Join(tc.want, ",") {
+				t.Errorf("rules %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestTookOver(t *testing.T) {
+	for _, tc := range []struct {
+		before, after string
+		want          bool
+	}{
+		{"a_1", "b_2", true},
+		{"a_1", "a_1", false},
+		// A failed read before the kill: the dead leader's name is no takeover.
+		{"", "a_1", false},
+		{"a_1", "", false},
+	} {
+		if got := tookOver(tc.before, tc.after); got != tc.want {
+			t.Errorf("tookOver(%q, %q) = %v, want %v", tc.before, tc.after, got, tc.want)
+		}
+	}
+}

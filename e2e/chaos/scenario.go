@@ -54,9 +54,6 @@ type run struct {
 
 	mu     sync.Mutex
 	faults []fault
-	// broken are run-level invariant violations found while injecting
-	// (a failover nobody took over).
-	broken []violation
 }
 
 // fault is one injected fault and how the system recovered from it.
@@ -79,6 +76,41 @@ type fault struct {
 	// Ready is how long the restarted operator took to answer /readyz.
 	Ready time.Duration `json:"ready,omitempty"`
 	Note  string        `json:"note,omitempty"`
+	// NotReady is why the operator restarted after the fault did not answer
+	// /readyz in time.
+	NotReady string `json:"notReady,omitempty"`
+	// NoReconcile: the replica that must take over reconciled nothing
+	// within reconcileWithin of the fault's end.
+	NoReconcile bool `json:"noReconcile,omitempty"`
+	// NoTakeover (failover): no other replica took the lease within 4 lease
+	// durations of the leader kill.
+	NoTakeover bool `json:"noTakeover,omitempty"`
+}
+
+// Limits of a fault's recovery; past them the run has a violation.
+const (
+	readyWithin     = 2 * time.Minute
+	reconcileWithin = 60 * time.Second
+)
+
+// faultViolations are the faults the operator did not recover from: each
+// fault was injected while jobs were running or still to be created, so
+// the replica that takes over has something to reconcile.
+func faultViolations(faults []fault) []violation {
+	var vs []violation
+	for _, f := range faults {
+		what := fmt.Sprintf("%s at %s (%s)", f.Type, f.At.Format(time.TimeOnly+".000"), f.Note)
+		if f.NotReady != "" {
+			vs = append(vs, violation{Rule: ruleNotReady, Detail: fmt.Sprintf("%s: not ready within %s: %s", what, readyWithin, f.NotReady)})
+		}
+		if f.NoReconcile {
+			vs = append(vs, violation{Rule: ruleNoReconcile, Detail: fmt.Sprintf("%s: no reconcile within %s", what, reconcileWithin)})
+		}
+		if f.NoTakeover {
+			vs = append(vs, violation{Rule: ruleNoTakeover, Detail: fmt.Sprintf("%s: no replica took the lease within %s", what, 4*leaseDuration)})
+		}
+	}
+	return vs
 }
 
 // leaderless are the spans from each kill to the first reconcile of the
@@ -214,7 +246,7 @@ func (r *run) execute(ctx context.Context, res *Result) error {
 		vs = append(vs, violation{Job: key, Rule: ruleCreate, Detail: err.Error()})
 	}
 	r.mu.Lock()
-	vs = append(vs, r.broken...)
+	vs = append(vs, faultViolations(r.faults)...)
 	r.mu.Unlock()
 	for _, o := range r.ops {
 		for _, msg := range o.exitedUnexpectedly() {

@@ -157,8 +157,12 @@ var _ = Describe("Upgrade from v1 in place", Serial, func() {
 		}).Should(Succeed())
 
 		By("v1's running pods of a job with backoffLimit are tracked from the first pass, not replaced")
+		Expect(original["pt-backoff"]).NotTo(BeEmpty(), "v1's pods of pt-backoff")
 		Eventually(ctx, func(g Gomega) {
-			for _, p := range jobPods(ctx, ns, "pt-backoff") {
+			pods := jobPods(ctx, ns, "pt-backoff")
+			// Every one of v1's pods is looked at, none gone.
+			g.Expect(pods).To(HaveLen(len(original["pt-backoff"])))
+			for _, p := range pods {
 				g.Expect(p.Finalizers).To(ContainElement(kubeflowv1.PodTrackingFinalizer), "pod %s", p.Name)
 				g.Expect(original["pt-backoff"]).To(HaveKeyWithValue(p.Name, string(p.UID)), "pod %s was replaced", p.Name)
 			}
@@ -172,13 +176,17 @@ var _ = Describe("Upgrade from v1 in place", Serial, func() {
 		}
 		for _, job := range running {
 			waitFor(ctx, testjobs.KindOf(job), ns, job.GetName(), kubeflowv1.JobSucceeded)
-			for _, p := range jobPods(ctx, ns, job.GetName()) {
+			pods := jobPods(ctx, ns, job.GetName())
+			Expect(pods).To(HaveLen(len(original[job.GetName()])), "%s's pods", job.GetName())
+			for _, p := range pods {
 				Expect(original[job.GetName()]).To(HaveKeyWithValue(p.Name, string(p.UID)), "pod %s was replaced", p.Name)
 			}
 			Expect(jobEvents(ctx, ns, job.GetName(), "SuccessfulCreatePod")).To(BeEmpty(), "%s created pods", job.GetName())
 		}
 		Eventually(ctx, func(g Gomega) {
-			for _, p := range jobPods(ctx, ns, "pt-backoff") {
+			pods := jobPods(ctx, ns, "pt-backoff")
+			g.Expect(pods).To(HaveLen(len(original["pt-backoff"])))
+			for _, p := range pods {
 				g.Expect(p.Finalizers).NotTo(ContainElement(kubeflowv1.PodTrackingFinalizer), "finished job's pod %s keeps the finalizer", p.Name)
 			}
 		}).Should(Succeed())

@@ -286,8 +286,7 @@ func newManager(watchCtx context.Context, restCfg *rest.Config, cfg *configv1alp
 // leaseConfig is restCfg with a dialer of its own, which client-go's
 // transport cache never shares: the Lease is renewed over its own
 // connection, not the HTTP/2 connection (its write queue and flow control)
-// that carries a burst's child writes, and does not fail with it. make bench
-// burst-500, 12 runs each way: renewal interval p99 median 3.08 -> 2.81 s.
+// that carries a burst's child writes, and does not wait or fail with it.
 func leaseConfig(restCfg *rest.Config) *rest.Config {
 	c := rest.CopyConfig(restCfg)
 	c.Dial = (&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}).DialContext

@@ -28,17 +28,16 @@ const (
 	// DefaultSchedulerPluginsSchedulerName is the default gangScheduling.schedulerPluginsSchedulerName.
 	DefaultSchedulerPluginsSchedulerName = "scheduler-plugins-scheduler"
 	// DefaultConcurrency is the default controller.defaultConcurrency (v1: 1 via
-	// --controller-threads). Chosen by make bench: on a 50-job burst, 16 workers
-	// created pods at 23 pods/s against 15 with 4 (p99 create-to-all-pods 8.4 s vs 13 s).
+	// --controller-threads). Chosen by make bench: bursts create pods faster
+	// with 16 workers than with 4 (figures in the README).
 	DefaultConcurrency int32 = 16
 	// DefaultCacheSyncTimeout is the default controller.cacheSyncTimeout
 	// (v1: controller-runtime's 2 minutes).
 	DefaultCacheSyncTimeout = 10 * time.Minute
 	// DefaultQPS is the default clientConnection.qps (v1: 20 via --kube-api-qps).
-	// Chosen by make bench: at 50 a 1000-replica job's 2,000 creates were
-	// paced by the client (38.5 s); at 500 the control plane sets the pace
-	// (28.7 s), and bursts of small jobs were unchanged. The apiserver's
-	// priority and fairness, not a client-side limit, protects it.
+	// Chosen by make bench: at 50 a big job's creates are paced by the
+	// client, at 500 by the control plane. The apiserver's priority and
+	// fairness, not a client-side limit, protects it.
 	DefaultQPS float32 = 500
 	// DefaultBurst is the default clientConnection.burst (v1: 30 via --kube-api-burst).
 	DefaultBurst int32 = 1000

@@ -39,8 +39,7 @@ import (
 type Options struct {
 	// Writers is the number of Events written at once (default 16, the
 	// reconcilers' concurrency: on a saturated API server a write can take
-	// a second, and make bench's retained-5000 records about 15 Events a
-	// second).
+	// a second, and a busy operator records several Events a second).
 	Writers int
 	// MaxQueued bounds the Events waiting for the API server, so that an
 	// API server down for hours cannot exhaust the operator's memory

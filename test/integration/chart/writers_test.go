@@ -17,11 +17,13 @@ limitations under the License.
 package chart_test
 
 import (
+	"net/http"
 	"path/filepath"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -43,14 +45,20 @@ func TestBuiltInCertificatesOneWriter(t *testing.T) {
 		t.Fatal(err)
 	}
 	const ns = "default"
-	a, err := util.StartFullOperator(ctx, util.FullOperatorOptions{RESTConfig: c.admin, Namespace: ns, LeaderElection: true})
+	// Each replica checks its certificates every resync, reading the Secret
+	// from the API server: the recorded reads show both replicas at work in
+	// the observation window.
+	const resync = 2 * time.Second
+	cfgA, logA := util.RecordRequests(c.admin, ns)
+	cfgB, logB := util.RecordRequests(c.admin, ns)
+	a, err := util.StartFullOperator(ctx, util.FullOperatorOptions{RESTConfig: cfgA, Namespace: ns, LeaderElection: true, CertResyncPeriod: resync})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = a.Stop() })
 	other := util.DefaultConfiguration()
 	other.EnabledSchemes = []string{"PyTorchJob"}
-	b, err := util.StartFullOperator(ctx, util.FullOperatorOptions{RESTConfig: c.admin, Namespace: ns, LeaderElection: true, Config: other})
+	b, err := util.StartFullOperator(ctx, util.FullOperatorOptions{RESTConfig: cfgB, Namespace: ns, LeaderElection: true, Config: other, CertResyncPeriod: resync})
 	if err != nil {
 		t.Fatalf("the second replica never served the leader's certificates: %v", err)
 	}
@@ -95,19 +103,32 @@ func TestBuiltInCertificatesOneWriter(t *testing.T) {
 			}
 		})
 	}
-	const period = time.Minute
-	time.Sleep(period) // the observation window: writes are counted, the operator is not awaited
+	// The window ends once each replica has checked its certificates three
+	// more times, each check a chance to undo the other's writes.
+	secretReads := func(r util.Request) bool {
+		return r.Method == http.MethodGet && r.Resource() == "secrets/training-operator-webhook-cert" && r.Code == http.StatusOK
+	}
+	fromA, fromB := logA.Count(secretReads), logB.Count(secretReads)
+	deadline := time.Now().Add(time.Minute)
+	for logA.Count(secretReads) < fromA+3 || logB.Count(secretReads) < fromB+3 {
+		if time.Now().After(deadline) {
+			t.Fatalf("replicas read the certificate Secret %d and %d times in a minute, want 3 each every %s",
+				logA.Count(secretReads)-fromA, logB.Count(secretReads)-fromB, resync)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
 	for _, w := range watchers {
 		w.Stop()
 	}
 	wg.Wait()
-	total := 0
-	for _, n := range writes {
-		total += n
+	// A watch starts with one ADDED event per existing object; none may
+	// follow it.
+	want := map[string]int{
+		"Secret/training-operator-webhook-cert":                                   1,
+		"ValidatingWebhookConfiguration/validator.training-operator.kubeflow.org": 1,
+		"MutatingWebhookConfiguration/defaulter.training-operator.kubeflow.org":   1,
 	}
-	// A watch starts with one ADDED event per existing object.
-	t.Logf("%v in %s with two replicas of different settings (each object's first event is the watch's initial listing)", writes, period)
-	if total > 2*len(writes)+2 {
-		t.Errorf("%d writes in %s: the replicas undo each other's writes: %v", total, period, writes)
+	if diff := cmp.Diff(want, writes); diff != "" {
+		t.Errorf("events per object while both replicas checked their certificates 3 times (-want +got; beyond the first, writes: the replicas undo each other's):\n%s", diff)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -387,30 +388,48 @@ var _ = Describe("PyTorchJob", func() {
 		// is a create answered 409 AlreadyExists, or a pod replaced (a new
 		// UID). Every operator process of this spec records its requests.
 		var logs []*util.RequestLog
-		restart := func() {
+		restart := func(stagger time.Duration) {
 			GinkgoHelper()
 			Expect(operator.Stop()).To(Succeed())
 			cfg, log := util.RecordRequests(restCfg, ns)
+			if stagger > 0 {
+				// The n-th pod create waits n staggers before it is sent, so
+				// the process is stopped with creates still to come (a stop
+				// cancels the waiting ones: they never reach the server).
+				var n atomic.Int64
+				cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper {
+					return roundTripperFunc(func(req *http.Request) (*http.Response, error) {
+						if req.Method == http.MethodPost && strings.HasSuffix(req.URL.Path, "/namespaces/"+ns+"/pods") {
+							select {
+							case <-time.After(time.Duration(n.Add(1)) * stagger):
+							case <-req.Context().Done():
+								return nil, req.Context().Err()
+							}
+						}
+						return rt.RoundTrip(req)
+					})
+				})
+			}
 			var err error
 			operator, err = util.StartOperator(cfg, util.DefaultConfiguration())
 			Expect(err).NotTo(HaveOccurred())
 			logs = append(logs, log)
 		}
 		uids := watchPodUIDs(ctx, ns)
-		restart() // so that the creates before the restart under test are recorded too
+		restart(300 * time.Millisecond) // so that the creates before the restart under test are recorded too
 
 		job := testjobs.MakePyTorchJob("rs", ns).Master(1).Workers(8).Obj()
 		Expect(k8s.Create(ctx, job)).To(Succeed())
 		// Stop the operator while it is creating pods, then start a fresh one.
 		Eventually(func() int { return len(jobPods(ctx, ns, "rs")) }, timeout, 20*time.Millisecond).Should(BeNumerically(">", 0))
-		restart()
+		restart(0)
 		waitPodsRunning(ctx, ns, "rs", 9)
 		reconciledSince(ctx, ns, "rs")
 		running := podUIDs(jobPods(ctx, ns, "rs"))
 		Expect(running).To(HaveLen(9))
 
 		// And once more with every pod running.
-		restart()
+		restart(0)
 		reconciledSince(ctx, ns, "rs")
 
 		Expect(podUIDs(jobPods(ctx, ns, "rs"))).To(Equal(running), "pods replaced")
@@ -427,6 +446,16 @@ var _ = Describe("PyTorchJob", func() {
 			})).To(BeEmpty(), "operator process %d", i+1)
 		}
 		Expect(logs[2].Matching(childPost)).To(BeEmpty(), "the process started with every pod running")
+		// Each of the 9 pods was created once, by the first process or by
+		// the one started while it was creating them; and the restart did
+		// come mid-creation, else it tested nothing of what it claims.
+		podCreated := func(r util.Request) bool {
+			return r.Method == http.MethodPost && r.Resource() == "pods" && r.Code == http.StatusCreated
+		}
+		before, after := logs[0].Count(podCreated), logs[1].Count(podCreated)
+		GinkgoWriter.Printf("pods created before the restart %d, after it %d\n", before, after)
+		Expect(before+after).To(Equal(9), "pods created before (%d) and after (%d) the restart", before, after)
+		Expect(after).To(BeNumerically(">", 0), "every pod was created before the restart: it was not mid-creation")
 		j := eventuallyPyTorchCondition(ctx, ns, "rs", kubeflowv1.JobRunning)
 		Expect(j.Status.RestartCount).To(BeZero())
 		Expect(conditionTypes(j.Status)).To(Equal([]string{"Created=True", "Running=True"}))
@@ -475,12 +504,29 @@ var _ = Describe("PyTorchJob", func() {
 	})
 
 	It("reports a child name held by another job as a condition, not a hot loop", func(ctx context.Context) {
+		// The operator's requests are recorded: each pass tries the create and
+		// is answered 409.
+		Expect(operator.Stop()).To(Succeed())
+		cfg, log := util.RecordRequests(restCfg, ns)
+		var err error
+		operator, err = util.StartOperator(cfg, util.DefaultConfiguration())
+		Expect(err).NotTo(HaveOccurred())
+		refused := func(r util.Request) bool {
+			return r.Method == http.MethodPost && r.Resource() == "pods" && r.Code == http.StatusConflict
+		}
 		blocker := testjobs.MakePod("clash-master-0", ns).Obj()
 		blocker.Spec.Containers = []corev1.Container{{Name: "c", Image: "x"}}
 		Expect(k8s.Create(ctx, blocker)).To(Succeed())
 		Expect(k8s.Create(ctx, testjobs.MakePyTorchJob("clash", ns).Master(1).Obj())).To(Succeed())
 		j := eventuallyPyTorchCondition(ctx, ns, "clash", "ChildConflict")
 		Expect(condition(j.Status, "ChildConflict").Message).To(ContainSubstring("pod clash-master-0"))
+		// The condition came from a refused create (the recording sees the
+		// operator's passes); then the next try waits for the slow retry:
+		// at most one more, from a late child event's pass, where a hot
+		// loop would try every few milliseconds.
+		tries := log.Count(refused)
+		Expect(tries).To(BeNumerically(">", 0), "no refused create recorded")
+		Consistently(func() int { return log.Count(refused) }, 3*time.Second, interval).Should(BeNumerically("<=", tries+1))
 		Expect(k8s.Delete(ctx, blocker, client.GracePeriodSeconds(0))).To(Succeed())
 	})
 
@@ -580,3 +626,8 @@ func watchPodUIDs(ctx context.Context, ns string, opts ...client.ListOption) fun
 		return out
 	}
 }
+
+// roundTripperFunc is an http.RoundTripper from a function.
+type roundTripperFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripperFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
