@@ -144,8 +144,7 @@ type Options struct {
 	// enabled kinds). Nil leaves the configurations alone.
 	Webhooks *WebhookConfigurations
 
-	// Validity and renewal windows; zero means the Default* constant.
-	CAValidity, CARenewBefore, CertValidity, CertRenewBefore time.Duration
+	Lifetimes
 	// ResyncPeriod is how often everything is checked again (the webhook
 	// configurations are also watched). Zero means DefaultResyncPeriod.
 	ResyncPeriod time.Duration
@@ -155,6 +154,12 @@ type Options struct {
 	BundlePropagation time.Duration
 	// Now returns the current time (tests); nil means time.Now.
 	Now func() time.Time
+}
+
+// Lifetimes are the validity and renewal windows of the CA and the serving
+// certificate; zero means the Default* constant.
+type Lifetimes struct {
+	CAValidity, CARenewBefore, CertValidity, CertRenewBefore time.Duration
 }
 
 // WebhookConfigurations are the webhooks the operator's two admission
@@ -436,6 +441,7 @@ func (p *Provider) reconcile(ctx context.Context) error {
 	if !p.leads() {
 		return p.follow(ctx)
 	}
+	wasAt := p.switchAt
 	p.switchAt = time.Time{}
 	data, err := p.issue(ctx)
 	if err != nil {
@@ -453,6 +459,9 @@ func (p *Provider) reconcile(ctx context.Context) error {
 	}
 	if !p.mayServeFrom(ca) {
 		p.switchAt = p.publishedAt.Add(p.opts.BundlePropagation)
+		if p.switchAt.Equal(wasAt) {
+			return nil
+		}
 		p.log.Info("new CA in the caBundle; the serving certificate switches to it once every API server has read the bundle",
 			"at", p.switchAt.UTC())
 		return nil

@@ -252,19 +252,29 @@ func (s *suite) startOperator(t *testing.T, change func(*configv1alpha1.Configur
 // startOperatorElected is startOperator with leader election on or off.
 func (s *suite) startOperatorElected(t *testing.T, change func(*configv1alpha1.Configuration), leaderElection bool) *util.FullOperator {
 	t.Helper()
+	return s.startOperatorWith(t, change, func(o *util.FullOperatorOptions) { o.LeaderElection = leaderElection })
+}
+
+// startOperatorWith is startOperator with the harness's options changed.
+func (s *suite) startOperatorWith(t *testing.T, change func(*configv1alpha1.Configuration), opts func(*util.FullOperatorOptions)) *util.FullOperator {
+	t.Helper()
 	cfg := s.config.DeepCopy()
 	if change != nil {
 		change(cfg)
 	}
-	op, err := util.StartFullOperator(t.Context(), util.FullOperatorOptions{
+	o := util.FullOperatorOptions{
 		RESTConfig:       s.operatorConfig(),
 		Config:           cfg,
 		Namespace:        releaseNamespace,
-		LeaderElection:   leaderElection,
+		LeaderElection:   true,
 		MetricsSecure:    cfg.Metrics.Secure,
 		CertResyncPeriod: 2 * time.Second,
 		ProvidedCertDir:  s.certDir,
-	})
+	}
+	if opts != nil {
+		opts(&o)
+	}
+	op, err := util.StartFullOperator(t.Context(), o)
 	if err != nil {
 		t.Fatal(err)
 	}
