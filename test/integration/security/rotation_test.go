@@ -35,6 +35,7 @@ import (
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -72,93 +73,9 @@ func TestCARotation(t *testing.T) {
 	job := testjobs.MakePyTorchJob("rotation", "default").Master(1).Obj()
 	s.waitWebhooksReachable(t, job)
 
-	ctx, stop := context.WithCancel(t.Context())
-	var wg sync.WaitGroup
-	var submitted, tlsRejected, proxyClosed, otherFailed, probed, probeFailed atomic.Int64
-	wg.Go(func() {
-		// The client: a dry-run create through the API server.
-		tick := time.NewTicker(submitPeriod)
-		defer tick.Stop()
-		for ctx.Err() == nil {
-			// A new TLS connection for this submission: the proxy is idle
-			// now (the only client is this loop), and the API server drops
-			// a closed connection from its pool as soon as it reads EOF.
-			proxy.closeAll()
-			time.Sleep(20 * time.Millisecond)
-			err := s.k8s.Create(ctx, job.DeepCopy(), client.DryRunAll)
-			submitted.Add(1)
-			switch {
-			case err == nil:
-			case ctx.Err() != nil:
-				submitted.Add(-1)
-			case tlsError(err):
-				tlsRejected.Add(1)
-				t.Errorf("submission rejected by TLS: %v", err)
-			case closedConnError(err):
-				// The API server reused a connection the proxy closed before
-				// it read the EOF: the proxy's doing, not a handshake.
-				proxyClosed.Add(1)
-				t.Logf("submission on a connection the proxy had closed: %v", err)
-			default:
-				otherFailed.Add(1)
-				t.Errorf("submission failed: %v", err)
-			}
-			select {
-			case <-ctx.Done():
-			case <-tick.C:
-			}
-		}
-	})
-	var servedMu sync.Mutex
-	var served *x509.Certificate
-	wg.Go(func() {
-		// A new connection checked against the published caBundle, every
-		// 100 ms as well.
-		tick := time.NewTicker(submitPeriod)
-		defer tick.Stop()
-		for ctx.Err() == nil {
-			leaf, err := s.verifyServed(ctx, op.WebhookAddr)
-			if ctx.Err() != nil {
-				return
-			}
-			probed.Add(1)
-			if err != nil {
-				probeFailed.Add(1)
-				t.Errorf("served certificate: %v", err)
-			} else {
-				servedMu.Lock()
-				served = leaf
-				servedMu.Unlock()
-			}
-			select {
-			case <-ctx.Done():
-			case <-tick.C:
-			}
-		}
-	})
-	var once sync.Once
-	finish := func() {
-		once.Do(func() {
-			stop()
-			wg.Wait()
-			t.Logf("%d submissions: %d rejected by TLS, %d on a connection the proxy had closed, %d failed otherwise; "+
-				"%d new connections checked against the caBundle: %d failed",
-				submitted.Load(), tlsRejected.Load(), proxyClosed.Load(), otherFailed.Load(), probed.Load(), probeFailed.Load())
-		})
-	}
-	defer finish()
+	tr := s.startTraffic(t, proxy, op.WebhookAddr, job)
+	defer tr.finish()
 
-	// waitServedFrom waits until the served certificate is signed by ca.
-	waitServedFrom := func(ca *x509.Certificate, what string) {
-		t.Helper()
-		if err := wait.PollUntilContextTimeout(t.Context(), poll, timeout, true, func(context.Context) (bool, error) {
-			servedMu.Lock()
-			defer servedMu.Unlock()
-			return served != nil && served.CheckSignatureFrom(ca) == nil, nil
-		}); err != nil {
-			t.Fatalf("%s: the served certificate is not signed by the new CA: %v", what, err)
-		}
-	}
 	// waitNewCA waits until the Secret's current CA is not old.
 	waitNewCA := func(old *x509.Certificate) *x509.Certificate {
 		t.Helper()
@@ -178,7 +95,7 @@ func TestCARotation(t *testing.T) {
 		t.Fatal(err)
 	}
 	ca1 := waitNewCA(ca0)
-	waitServedFrom(ca1, "first rotation")
+	tr.waitServed(func(c *x509.Certificate) bool { return c.CheckSignatureFrom(ca1) == nil }, "first rotation: a certificate of the new CA")
 
 	// The second one while the webhook configurations cannot be written:
 	// held until the operator has tried twice.
@@ -192,12 +109,172 @@ func TestCARotation(t *testing.T) {
 		t.Fatalf("the operator did not try to write the caBundle: %v", err)
 	}
 	restore()
-	waitServedFrom(ca2, "rotation after failed bundle writes")
+	tr.waitServed(func(c *x509.Certificate) bool { return c.CheckSignatureFrom(ca2) == nil }, "rotation after failed bundle writes: a certificate of the new CA")
+	tr.finish()
+}
 
-	finish()
-	if n := submitted.Load(); n < 100 || proxyClosed.Load() > n/20 {
-		t.Errorf("%d submissions during the rotations, %d of them on closed connections", n, proxyClosed.Load())
+// TestCARotationCertManager renews the CA Certificate as cert-manager does
+// with the chart's settings (its private key's rotationPolicy), then the
+// serving Certificate it signs: the CA injector writes the new caBundle at
+// once, while the operator serves the old certificate until the kubelet
+// refreshes the mounted Secret. A PyTorchJob is submitted every 100 ms
+// throughout, each over a new TLS connection: none may be rejected by TLS.
+func TestCARotationCertManager(t *testing.T) {
+	s := start(t, configv1alpha1.CertManagementCertManager)
+	proxy := newClosingProxy(t)
+	s.webhookURL = "https://" + proxy.addr()
+	op := s.startOperator(t, nil)
+	proxy.setTarget(op.WebhookAddr)
+	job := testjobs.MakePyTorchJob("rotation", "default").Master(1).Obj()
+	s.waitWebhooksReachable(t, job)
+	tr := s.startTraffic(t, proxy, op.WebhookAddr, job)
+	defer tr.finish()
+
+	caCert := s.chartObject("Certificate", "training-operator-ca")
+	if caCert == nil {
+		t.Fatal("the chart has no training-operator-ca Certificate")
 	}
+	// Unset means Always since cert-manager v1.18: a new key on renewal.
+	policy, _, _ := unstructured.NestedString(caCert.Object, "spec", "privateKey", "rotationPolicy")
+	ca, err := s.ca.Renew(policy == "Never")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("CA renewed with rotationPolicy %q", policy)
+	svc := fmt.Sprintf("%s.%s.svc", s.config.Webhook.ServiceName, releaseNamespace)
+	leaf, err := ca.ServingCert(svc, svc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The serving Secret now holds the new leaf and ca.crt; the CA injector
+	// copies ca.crt into the webhook configurations.
+	s.ca = ca
+	s.injectAsCAInjector(t, op)
+	// The kubelet refreshes the mounted Secret up to a minute later: here
+	// after 30 submissions against the new bundle.
+	tr.waitSubmissions(30)
+	if err := util.WriteTLSFiles(s.certDir, leaf); err != nil {
+		t.Fatal(err)
+	}
+	tr.waitServed(func(c *x509.Certificate) bool { return c.Equal(leaf.Cert) }, "the renewed certificate")
+	tr.waitSubmissions(30)
+	tr.finish()
+}
+
+// traffic submits a job every submitPeriod through the API server, each
+// over a new TLS connection to the webhook server, and checks a new
+// connection's certificate against the published caBundle as often.
+type traffic struct {
+	t     *testing.T
+	stop  context.CancelFunc
+	wg    sync.WaitGroup
+	once  sync.Once
+	calls atomic.Int64 // submissions
+	// tlsRejected, proxyClosed, otherFailed classify failed submissions.
+	tlsRejected, proxyClosed, otherFailed atomic.Int64
+	probed, probeFailed                   atomic.Int64
+	mu                                    sync.Mutex
+	served                                *x509.Certificate
+}
+
+func (s *suite) startTraffic(t *testing.T, proxy *closingProxy, webhookAddr string, job client.Object) *traffic {
+	ctx, stop := context.WithCancel(t.Context())
+	tr := &traffic{t: t, stop: stop}
+	tr.wg.Go(func() {
+		tick := time.NewTicker(submitPeriod)
+		defer tick.Stop()
+		for ctx.Err() == nil {
+			// A new TLS connection for this submission: the proxy is idle
+			// now (this loop is its only client), and the API server drops
+			// a closed connection from its pool once it reads the EOF.
+			proxy.closeAll()
+			time.Sleep(20 * time.Millisecond)
+			err := s.k8s.Create(ctx, job.DeepCopyObject().(client.Object), client.DryRunAll)
+			switch {
+			case ctx.Err() != nil:
+				return
+			case err == nil:
+			case tlsError(err):
+				tr.tlsRejected.Add(1)
+				t.Errorf("submission rejected by TLS: %v", err)
+			case closedConnError(err):
+				// The API server reused a connection the proxy closed before
+				// it read the EOF: the proxy's doing, not a handshake.
+				tr.proxyClosed.Add(1)
+				t.Logf("submission on a connection the proxy had closed: %v", err)
+			default:
+				tr.otherFailed.Add(1)
+				t.Errorf("submission failed: %v", err)
+			}
+			tr.calls.Add(1)
+			select {
+			case <-ctx.Done():
+			case <-tick.C:
+			}
+		}
+	})
+	tr.wg.Go(func() {
+		tick := time.NewTicker(submitPeriod)
+		defer tick.Stop()
+		for ctx.Err() == nil {
+			leaf, err := s.verifyServed(ctx, webhookAddr)
+			if ctx.Err() != nil {
+				return
+			}
+			tr.probed.Add(1)
+			if err != nil {
+				tr.probeFailed.Add(1)
+				t.Errorf("served certificate: %v", err)
+			} else {
+				tr.mu.Lock()
+				tr.served = leaf
+				tr.mu.Unlock()
+			}
+			select {
+			case <-ctx.Done():
+			case <-tick.C:
+			}
+		}
+	})
+	return tr
+}
+
+// waitServed waits until the served certificate matches.
+func (tr *traffic) waitServed(match func(*x509.Certificate) bool, what string) {
+	tr.t.Helper()
+	if err := wait.PollUntilContextTimeout(tr.t.Context(), poll, timeout, true, func(context.Context) (bool, error) {
+		tr.mu.Lock()
+		defer tr.mu.Unlock()
+		return tr.served != nil && match(tr.served), nil
+	}); err != nil {
+		tr.t.Fatalf("not served: %s: %v", what, err)
+	}
+}
+
+// waitSubmissions waits until n more jobs have been submitted.
+func (tr *traffic) waitSubmissions(n int64) {
+	tr.t.Helper()
+	want := tr.calls.Load() + n
+	if err := wait.PollUntilContextTimeout(tr.t.Context(), poll, timeout, true, func(context.Context) (bool, error) {
+		return tr.calls.Load() >= want, nil
+	}); err != nil {
+		tr.t.Fatalf("%d submissions, want %d: %v", tr.calls.Load(), want, err)
+	}
+}
+
+// finish stops the traffic and checks that enough of it was made.
+func (tr *traffic) finish() {
+	tr.once.Do(func() {
+		tr.stop()
+		tr.wg.Wait()
+		n := tr.calls.Load()
+		tr.t.Logf("%d submissions: %d rejected by TLS, %d on a connection the proxy had closed, %d failed otherwise; "+
+			"%d new connections checked against the caBundle: %d failed",
+			n, tr.tlsRejected.Load(), tr.proxyClosed.Load(), tr.otherFailed.Load(), tr.probed.Load(), tr.probeFailed.Load())
+		if n < 50 || tr.proxyClosed.Load() > n/20 {
+			tr.t.Errorf("%d submissions, %d of them on connections the proxy had closed", n, tr.proxyClosed.Load())
+		}
+	})
 }
 
 // tlsError reports whether an admission failure is the webhook's TLS

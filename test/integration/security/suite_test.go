@@ -78,6 +78,9 @@ type suite struct {
 	config   *configv1alpha1.Configuration
 	recorder *recorder
 	logs     *util.LogBuffer
+	// webhookURL, when set, is where injectAsCAInjector points the webhook
+	// configurations instead of the operator's address (a proxy).
+	webhookURL string
 }
 
 func start(t *testing.T, mode configv1alpha1.CertManagement) *suite {
@@ -213,11 +216,15 @@ func (s *suite) injectAsCAInjector(t *testing.T, op *util.FullOperator) {
 			// From the chart's webhooks: the live ones already point at an
 			// earlier operator's URL.
 			hooks, _, _ := unstructured.NestedSlice(o.Object, "webhooks")
+			base := "https://" + op.WebhookAddr
+			if s.webhookURL != "" {
+				base = s.webhookURL
+			}
 			for i, h := range hooks {
 				m := h.(map[string]any)
 				path, _, _ := unstructured.NestedString(m, "clientConfig", "service", "path")
 				m["clientConfig"] = map[string]any{
-					"url":      "https://" + op.WebhookAddr + path,
+					"url":      base + path,
 					"caBundle": base64.StdEncoding.EncodeToString(s.ca.CertPEM),
 				}
 				hooks[i] = m
