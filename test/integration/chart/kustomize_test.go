@@ -26,6 +26,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/utils/ptr"
 
 	configv1alpha1 "github.com/seed-d8a409e9/training-operator/apis/config/v1alpha1"
@@ -299,5 +300,21 @@ func TestKustomizeRBACGenerated(t *testing.T) {
 	readYAML(t, filepath.Join(repoRoot, chartsync.KustomizeClusterRB), &cr)
 	if cr.Name != chartsync.RoleName || ptr.Deref(cr.AggregationRule, rbacv1.AggregationRule{}).ClusterRoleSelectors != nil {
 		t.Errorf("ClusterRole %s", cr.Name)
+	}
+}
+
+// TestCAKeyKeptOnRenewal: in both the chart and the kustomize cert-manager
+// overlay, the CA Certificate keeps its private key on renewal (see
+// TestCARotationCertManager in the security suite for what a new key does
+// to admission).
+func TestCAKeyKeptOnRenewal(t *testing.T) {
+	for name, m := range map[string]manifests{
+		"chart":                        render(t, "kubeflow", map[string]any{"webhook": map[string]any{"certManagement": "cert-manager"}}),
+		"config/overlays/cert-manager": kustomize(t, "config/overlays/cert-manager"),
+	} {
+		ca := m.mustFind(t, "Certificate", "kubeflow", "training-operator-ca")
+		if policy, _, _ := unstructured.NestedString(ca.Object, "spec", "privateKey", "rotationPolicy"); policy != "Never" {
+			t.Errorf("%s: the CA Certificate's privateKey.rotationPolicy is %q, want Never", name, policy)
+		}
 	}
 }
