@@ -809,3 +809,27 @@ func TestCARotationPublishesBeforeSwitching(t *testing.T) {
 		t.Errorf("Secret's ca.crt has %d certificates, want the new CA alone", len(bundle))
 	}
 }
+
+// TestBundleWriteConflictsAreAnError: a bundle is published only if it
+// was written, also when every attempt met a conflict.
+func TestBundleWriteConflictsAreAnError(t *testing.T) {
+	cfgs, err := webhooks.WebhookConfigurations(kinds.Webhooks(), []string{"PyTorchJob"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, cl := newTestProvider(t, &clock{now: t0}, func(o *Options) { o.Webhooks = fromWebhooks(cfgs) })
+	if err := p.reconcile(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	p.writer = interceptor.NewClient(cl.(client.WithWatch), interceptor.Funcs{
+		Update: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.UpdateOption) error {
+			if _, ok := obj.(*admissionregistrationv1.ValidatingWebhookConfiguration); ok {
+				return apierrors.NewConflict(schema.GroupResource{Resource: "validatingwebhookconfigurations"}, obj.GetName(), errors.New("injected"))
+			}
+			return c.Update(ctx, obj, opts...)
+		},
+	})
+	if err := p.reconcileWebhookConfigurations(context.Background(), []byte("another bundle")); !apierrors.IsConflict(err) {
+		t.Errorf("after %d conflicting writes: error %v, want the conflict", maxWriteAttempts, err)
+	}
+}
