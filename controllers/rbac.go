@@ -5,7 +5,6 @@ package controllers
 // +kubebuilder:rbac:groups="",resources=pods;services,verbs=get;list;watch;create;patch;delete
 // +kubebuilder:rbac:groups="",resources=pods/status,verbs=patch
 // +kubebuilder:rbac:groups="",resources=events,verbs=create;patch;list
-// +kubebuilder:rbac:groups=autoscaling,resources=horizontalpodautoscalers,verbs=get;list;watch;create;patch;delete
 //
 // The leader-election Lease: get and update name the default Lease (the
 // chart grants the one it configures); create cannot be named, and is
