@@ -19,7 +19,8 @@ limitations under the License.
 //
 //   - charts/training-operator/crds/: byte copies of config/crd/bases;
 //   - charts/training-operator/files/rbac-rules.yaml: the rules of
-//     config/rbac/role.yaml, grouped by where the chart grants them;
+//     config/rbac/role.yaml, grouped by where the chart grants them, each
+//     kind's own rules apart (KindRules), granted for the enabled kinds;
 //   - charts/training-operator/files/rbac-kueue-rules.yaml: the rules of
 //     config/rbac/kueue/role.yaml, the Kueue integration's, which the chart
 //     grants only with kueue.integration=operator;
