@@ -85,6 +85,12 @@ type suite struct {
 
 func start(t *testing.T, mode configv1alpha1.CertManagement) *suite {
 	t.Helper()
+	return startWith(t, mode)
+}
+
+// startWith is start with more helm template arguments (e.g. --set).
+func startWith(t *testing.T, mode configv1alpha1.CertManagement, helmArgs ...string) *suite {
+	t.Helper()
 	// Volcano and scheduler-plugins are stood in for by kube-scheduler
 	// profiles; the native Workload/PodGroup API needs its feature gate.
 	env := util.StartTestCluster(t, cluster.Options{
@@ -107,7 +113,7 @@ func start(t *testing.T, mode configv1alpha1.CertManagement) *suite {
 	if s.k8s, err = client.New(s.admin, client.Options{Scheme: scheme}); err != nil {
 		t.Fatal(err)
 	}
-	s.installChart(t, ctx)
+	s.installChart(t, ctx, helmArgs...)
 	return s
 }
 
@@ -116,13 +122,13 @@ func start(t *testing.T, mode configv1alpha1.CertManagement) *suite {
 // ServiceAccount, its (Cluster)Roles and bindings, the empty certificate
 // Secret, the webhook configurations and the ConfigMap. The Deployment and
 // Service are left out: the operator runs in this process.
-func (s *suite) installChart(t *testing.T, ctx context.Context) {
+func (s *suite) installChart(t *testing.T, ctx context.Context, helmArgs ...string) {
 	t.Helper()
 	if err := s.k8s.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: releaseNamespace}}); err != nil {
 		t.Fatal(err)
 	}
-	out := helm(t, "template", "training-operator", filepath.Join(util.RepoRoot(), "charts", "training-operator"),
-		"--namespace", releaseNamespace, "--set", "metrics.secure=true", "--set", "webhook.certManagement="+string(s.mode))
+	out := helm(t, append([]string{"template", "training-operator", filepath.Join(util.RepoRoot(), "charts", "training-operator"),
+		"--namespace", releaseNamespace, "--set", "metrics.secure=true", "--set", "webhook.certManagement=" + string(s.mode)}, helmArgs...)...)
 	objs, err := parseManifests(out)
 	if err != nil {
 		t.Fatal(err)
