@@ -8,7 +8,6 @@ package controllers
 // A whole-job restart reads the node of a pod stuck terminating past the
 // lost-pod timeout, to force-delete it only if the node is lost.
 // +kubebuilder:rbac:groups="",resources=nodes,verbs=get
-// +kubebuilder:rbac:groups=autoscaling,resources=horizontalpodautoscalers,verbs=get;list;watch;create;patch;delete
 //
 // The leader-election Lease: get and update name the default Lease (the
 // chart grants the one it configures); create cannot be named, and is

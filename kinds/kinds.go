@@ -19,6 +19,7 @@ package kinds
 import (
 	"fmt"
 	"os"
+	"reflect"
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
@@ -83,6 +84,21 @@ func register[J any, P interface {
 		newJob:    func() kubeflowv1.Job { return P(new(J)) },
 		framework: func(cfg *configv1alpha1.Configuration) (any, error) { return newFramework(cfg) },
 	}
+}
+
+// Package returns the import path of the kind's adapter package: its RBAC
+// markers are the rules only this kind needs, which the chart grants only
+// when the kind is enabled (hack/chart).
+func (k Kind) Package() (string, error) {
+	fw, err := k.framework(&configv1alpha1.Configuration{})
+	if err != nil {
+		return "", err
+	}
+	t := reflect.TypeOf(fw)
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	return t.PkgPath(), nil
 }
 
 // Names returns the scheme names of every kind, in the order of All.

@@ -7,3 +7,6 @@ package pytorch
 // +kubebuilder:rbac:groups=kubeflow.org,resources=pytorchjobs,verbs=list;watch;delete
 // +kubebuilder:rbac:groups=kubeflow.org,resources=pytorchjobs/status,verbs=patch
 // +kubebuilder:rbac:groups=kubeflow.org,resources=pytorchjobs/finalizers,verbs=update
+//
+// Elastic PyTorchJobs own a HorizontalPodAutoscaler (no other kind does).
+// +kubebuilder:rbac:groups=autoscaling,resources=horizontalpodautoscalers,verbs=get;list;watch;create;patch;delete

@@ -79,6 +79,9 @@ type Overrides struct {
 	// CertResyncPeriod is how often the certificates are checked; zero
 	// means cert.DefaultResyncPeriod. Rotation tests shorten it.
 	CertResyncPeriod time.Duration
+	// CertLifetimes shorten the built-in CA's and serving certificate's
+	// lifetimes, so that rotation tests see rotations in seconds.
+	CertLifetimes cert.Lifetimes
 	// NoWebhooks runs the controllers alone: no certificates, webhook
 	// server or webhook ready check. For suites that exercise the
 	// controllers on a cluster without the webhook configurations.
@@ -199,6 +202,7 @@ func newCertProvider(cfg *configv1alpha1.Configuration, o Overrides) (*cert.Prov
 		CertDir:      wh.CertDir,
 		ClientURL:    wh.ClientURL,
 		ResyncPeriod: o.CertResyncPeriod,
+		Lifetimes:    o.CertLifetimes,
 	}
 	if opts.Namespace == "" {
 		opts.Namespace = cert.OperatorNamespace()

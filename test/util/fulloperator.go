@@ -31,6 +31,7 @@ import (
 	configv1alpha1 "github.com/seed-d8a409e9/training-operator/apis/config/v1alpha1"
 	"github.com/seed-d8a409e9/training-operator/e2e/childproc"
 	"github.com/seed-d8a409e9/training-operator/internal/operator"
+	"github.com/seed-d8a409e9/training-operator/internal/serving/cert"
 )
 
 // FullOperatorOptions configures StartFullOperator.
@@ -59,6 +60,13 @@ type FullOperatorOptions struct {
 	// CertResyncPeriod overrides how often the certificates are checked
 	// (cert.DefaultResyncPeriod when zero).
 	CertResyncPeriod time.Duration
+	// CertLifetimes shorten the built-in certificates' lifetimes (rotation
+	// tests).
+	CertLifetimes cert.Lifetimes
+	// ClientURL, when set, is where the webhook configurations send the API
+	// server (e.g. a proxy in front of WebhookAddr) instead of WebhookAddr;
+	// its host must be 127.0.0.1, which the certificate names.
+	ClientURL string
 }
 
 // FullOperator is an in-process operator wired by operator.New, as main.go
@@ -141,6 +149,9 @@ func newFullOperator(opts FullOperatorOptions) (*FullOperator, ctrl.Manager, err
 	cfg.Webhook.CertManagement = mode
 	cfg.Webhook.Host, cfg.Webhook.Port, cfg.Webhook.CertDir = "127.0.0.1", &p32, certDir
 	cfg.Webhook.ClientURL = fmt.Sprintf("https://127.0.0.1:%d", port)
+	if opts.ClientURL != "" {
+		cfg.Webhook.ClientURL = opts.ClientURL
+	}
 	cfg.Health.ProbeBindAddress = "0"
 	cfg.Metrics.BindAddress, cfg.Metrics.Secure = "0", opts.MetricsSecure
 	if opts.MetricsSecure {
@@ -153,6 +164,7 @@ func newFullOperator(opts FullOperatorOptions) (*FullOperator, ctrl.Manager, err
 	o, err := operator.New(opts.RESTConfig, cfg, operator.Overrides{
 		CertNamespace:      opts.Namespace,
 		CertResyncPeriod:   opts.CertResyncPeriod,
+		CertLifetimes:      opts.CertLifetimes,
 		SkipNameValidation: true,
 	})
 	if err != nil {

@@ -21,13 +21,44 @@ import (
 func CaptureOperatorLogs(t *testing.T, tailLines int) *LogBuffer {
 	t.Helper()
 	logs := &LogBuffer{}
-	ctrl.SetLogger(zap.New(zap.WriteTo(logs), zap.UseDevMode(true)))
+	// controller-runtime takes only the first logger set in a process, so
+	// the one sink writes to the buffer of the test running now.
+	setLoggerOnce.Do(func() { ctrl.SetLogger(zap.New(zap.WriteTo(&currentLogs), zap.UseDevMode(true))) })
+	currentLogs.set(logs)
 	t.Cleanup(func() {
+		currentLogs.set(nil)
 		if t.Failed() {
 			t.Logf("operator log (tail):\n%s", childproc.LastLines(logs.String(), tailLines))
 		}
 	})
 	return logs
+}
+
+var (
+	setLoggerOnce sync.Once
+	currentLogs   logTarget
+)
+
+// logTarget writes to the current test's LogBuffer (nowhere between tests).
+type logTarget struct {
+	mu  sync.Mutex
+	buf *LogBuffer
+}
+
+func (l *logTarget) set(b *LogBuffer) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.buf = b
+}
+
+func (l *logTarget) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	b := l.buf
+	l.mu.Unlock()
+	if b == nil {
+		return len(p), nil
+	}
+	return b.Write(p)
 }
 
 // StartTestCluster starts a local control plane (etcd, kube-apiserver,

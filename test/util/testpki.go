@@ -41,10 +41,31 @@ func (ca *KeyPair) ServingCert(commonName string, dnsNames ...string) (*KeyPair,
 	}, ca)
 }
 
+// Renew returns the CA renewed as cert-manager renews a CA Certificate:
+// the same subject, a new serial number and validity, and the same key if
+// reuseKey (privateKey.rotationPolicy Never) or a new one (Always).
+func (ca *KeyPair) Renew(reuseKey bool) (*KeyPair, error) {
+	var key *ecdsa.PrivateKey
+	if reuseKey {
+		key = ca.Key
+	}
+	return issueWithKey(&x509.Certificate{
+		Subject: ca.Cert.Subject, IsCA: true, BasicConstraintsValid: true,
+		KeyUsage: ca.Cert.KeyUsage,
+	}, nil, key)
+}
+
 func issue(tmpl *x509.Certificate, parent *KeyPair) (*KeyPair, error) {
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		return nil, err
+	return issueWithKey(tmpl, parent, nil)
+}
+
+// issueWithKey is issue with the certificate's key given (nil: a new one).
+func issueWithKey(tmpl *x509.Certificate, parent *KeyPair, key *ecdsa.PrivateKey) (*KeyPair, error) {
+	var err error
+	if key == nil {
+		if key, err = ecdsa.GenerateKey(elliptic.P256(), rand.Reader); err != nil {
+			return nil, err
+		}
 	}
 	if tmpl.SerialNumber, err = rand.Int(rand.Reader, big.NewInt(1<<62)); err != nil {
 		return nil, err

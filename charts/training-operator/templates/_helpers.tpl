@@ -123,15 +123,13 @@ strictly by the operator: only fields of that API.
 
 {{/*
 RBAC rules generated from config/rbac/role.yaml (files/rbac-rules.yaml, make
-chart-sync), selected for the certificate mode. Returns a dict with
+chart-sync), selected for the certificate mode and the enabled kinds. Returns a dict with
 "cluster" (ClusterRole), "jobs" (ClusterRole, or a Role in watchNamespace)
 and "operator" (Role in the release namespace) rule lists, as JSON.
 */}}
 {{- define "training-operator.rules" -}}
 {{- $g := .Files.Get "files/rbac-rules.yaml" | fromYaml -}}
 {{- $selfSigned := eq .Values.webhook.certManagement "self-signed" -}}
-{{- $cluster := $g.cluster | default list -}}
-{{- if $selfSigned }}{{ $cluster = concat $cluster ($g.webhookConfigurations | default list) }}{{ end -}}
 {{- /* The generated rules name the default Lease; grant the configured one. */ -}}
 {{- $operator := list -}}
 {{- range $g.operatorNamespace | default list -}}
@@ -147,7 +145,22 @@ and "operator" (Role in the release namespace) rule lists, as JSON.
 {{- range $g.certificateSecret | default list }}{{ $secret = append $secret (set (deepCopy .) "resourceNames" (list $.Values.webhook.secretName)) }}{{ end -}}
 {{- $operator = concat $secret $operator }}
 {{- end -}}
-{{- toJson (dict "cluster" $cluster "jobs" ($g.jobNamespaces | default list) "operator" $operator) -}}
+{{- /* Each enabled kind's own rules (all kinds when enabledSchemes is empty). */ -}}
+{{- $jobs := $g.jobNamespaces | default list -}}
+{{- $kindCluster := list -}}
+{{- $enabled := list -}}
+{{- range .Values.enabledSchemes }}{{ $enabled = append $enabled (lower .) }}{{ end -}}
+{{- range (.Files.Get "files/kinds.yaml" | fromYaml).kinds -}}
+{{- if or (not $enabled) (has (lower .kind) $enabled) -}}
+{{- $k := get ($g.kinds | default dict) .kind | default dict -}}
+{{- $jobs = concat $jobs ($k.jobNamespaces | default list) -}}
+{{- $kindCluster = concat $kindCluster ($k.cluster | default list) -}}
+{{- end -}}
+{{- end -}}
+{{- $selfSignedRules := list -}}
+{{- if $selfSigned }}{{ $selfSignedRules = $g.webhookConfigurations | default list }}{{ end -}}
+{{- $cluster := concat ($g.cluster | default list) $kindCluster $selfSignedRules -}}
+{{- toJson (dict "cluster" $cluster "jobs" $jobs "operator" $operator) -}}
 {{- end -}}
 
 {{/*

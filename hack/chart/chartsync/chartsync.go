@@ -19,7 +19,8 @@ limitations under the License.
 //
 //   - charts/training-operator/crds/: byte copies of config/crd/bases;
 //   - charts/training-operator/files/rbac-rules.yaml: the rules of
-//     config/rbac/role.yaml, grouped by where the chart grants them;
+//     config/rbac/role.yaml, grouped by where the chart grants them, each
+//     kind's own rules apart (KindRules), granted for the enabled kinds;
 //   - charts/training-operator/files/rbac-kueue-rules.yaml: the rules of
 //     config/rbac/kueue/role.yaml, the Kueue integration's, which the chart
 //     grants only with kueue.integration=operator;
@@ -60,6 +61,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/yaml"
+
+	"github.com/seed-d8a409e9/training-operator/kinds"
 )
 
 // Paths relative to the repository root.
@@ -112,11 +115,41 @@ type RuleGroups struct {
 	// OperatorNamespace are the rules on leader-election Leases, in the
 	// operator's namespace.
 	OperatorNamespace []rbacv1.PolicyRule `json:"operatorNamespace"`
+	// Kinds are the rules only one kind needs (its adapter package's
+	// markers, see KindRules), by scheme name: granted only when the kind
+	// is enabled, like JobNamespaces and Cluster. The groups above hold
+	// none of them.
+	Kinds map[string]KindRuleGroups `json:"kinds,omitempty"`
 }
 
-// All returns every rule of every group.
+// KindRuleGroups are one kind's own rules, grouped like RuleGroups.
+type KindRuleGroups struct {
+	JobNamespaces []rbacv1.PolicyRule `json:"jobNamespaces"`
+	Cluster       []rbacv1.PolicyRule `json:"cluster"`
+}
+
+// allJobNamespaces and allCluster are the groups with every kind's rules
+// added, in the order of the table of kinds (as the chart renders them
+// with every kind enabled).
+func (g *RuleGroups) allJobNamespaces() []rbacv1.PolicyRule {
+	out := slices.Clone(g.JobNamespaces)
+	for _, k := range kinds.Names() {
+		out = append(out, g.Kinds[k].JobNamespaces...)
+	}
+	return out
+}
+
+func (g *RuleGroups) allCluster() []rbacv1.PolicyRule {
+	out := slices.Clone(g.Cluster)
+	for _, k := range kinds.Names() {
+		out = append(out, g.Kinds[k].Cluster...)
+	}
+	return out
+}
+
+// All returns every rule of every group, every kind's included.
 func (g *RuleGroups) All() []rbacv1.PolicyRule {
-	return slices.Concat(g.JobNamespaces, g.Cluster, g.WebhookConfigurations, g.CertificateSecret, g.OperatorNamespace)
+	return slices.Concat(g.allJobNamespaces(), g.allCluster(), g.WebhookConfigurations, g.CertificateSecret, g.OperatorNamespace)
 }
 
 // clusterScoped lists the cluster-scoped resources an operator could plausibly
@@ -296,7 +329,19 @@ func Generate(root string) (map[string][]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	groups := GroupRules(role.Rules)
+	common, perKind, err := KindRules(root, role.Rules)
+	if err != nil {
+		return nil, err
+	}
+	groups := GroupRules(common)
+	groups.Kinds = map[string]KindRuleGroups{}
+	for k, rules := range perKind {
+		kg := GroupRules(rules)
+		if len(kg.WebhookConfigurations)+len(kg.CertificateSecret)+len(kg.OperatorNamespace) > 0 {
+			return nil, fmt.Errorf("%s: a kind's own rules may only be on its jobs' namespaces or cluster-scoped resources", k)
+		}
+		groups.Kinds[k] = KindRuleGroups{JobNamespaces: kg.JobNamespaces, Cluster: kg.Cluster}
+	}
 	rulesYAML, err := yaml.Marshal(groups)
 	if err != nil {
 		return nil, err
@@ -329,7 +374,7 @@ func Generate(root string) (map[string][]byte, error) {
 	cr := rbacv1.ClusterRole{
 		TypeMeta:   metav1.TypeMeta{APIVersion: rbacv1.SchemeGroupVersion.String(), Kind: "ClusterRole"},
 		ObjectMeta: metav1.ObjectMeta{Name: RoleName},
-		Rules:      slices.Concat(groups.JobNamespaces, groups.Cluster, groups.WebhookConfigurations),
+		Rules:      slices.Concat(groups.allJobNamespaces(), groups.allCluster(), groups.WebhookConfigurations),
 	}
 	r := rbacv1.Role{
 		TypeMeta:   metav1.TypeMeta{APIVersion: rbacv1.SchemeGroupVersion.String(), Kind: "Role"},
@@ -339,7 +384,7 @@ func Generate(root string) (map[string][]byte, error) {
 	// The cert-manager component: a strategic merge patch replaces a role's
 	// whole rules list (it has no merge key).
 	cmCR, cmR := cr, r
-	cmCR.Rules = slices.Concat(groups.JobNamespaces, groups.Cluster)
+	cmCR.Rules = slices.Concat(groups.allJobNamespaces(), groups.allCluster())
 	cmR.Rules = groups.OperatorNamespace
 	for path, obj := range map[string]any{KustomizeClusterRB: clean(cr), KustomizeRole: clean(r),
 		CertManagerClusterRolePatch: clean(cmCR), CertManagerRolePatch: clean(cmR)} {

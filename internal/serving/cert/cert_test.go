@@ -688,3 +688,148 @@ func fromWebhooks(c *webhooks.Configurations) *WebhookConfigurations {
 	return &WebhookConfigurations{MutatingName: c.MutatingName, ValidatingName: c.ValidatingName,
 		Mutating: c.Mutating, Validating: c.Validating, Managed: c.Managed}
 }
+
+// TestCARotationPublishesBeforeSwitching follows a CA rotation pass by
+// pass: at every step the serving certificate on disk must verify against
+// the caBundle in both webhook configurations, also while the bundle
+// cannot be written.
+func TestCARotationPublishesBeforeSwitching(t *testing.T) {
+	ctx := context.Background()
+	cfgs, err := webhooks.WebhookConfigurations(kinds.Webhooks(), []string{"PyTorchJob"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &clock{now: t0}
+	var failBundle atomic.Bool
+	p, cl := newTestProvider(t, c, func(o *Options) { o.Webhooks = fromWebhooks(cfgs) })
+	// The same store, with updates of the validating configuration failing
+	// while failBundle is set.
+	p.writer = interceptor.NewClient(cl.(client.WithWatch), interceptor.Funcs{
+		Update: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.UpdateOption) error {
+			if _, ok := obj.(*admissionregistrationv1.ValidatingWebhookConfiguration); ok && failBundle.Load() {
+				return apierrors.NewInternalError(errors.New("injected"))
+			}
+			return c.Update(ctx, obj, opts...)
+		},
+	})
+	served := func() *x509.Certificate {
+		t.Helper()
+		data, err := os.ReadFile(p.certFile(TLSCertKey))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return parseCert(t, data)
+	}
+	// checkServed fails unless the served leaf verifies against the bundle
+	// of both configurations, as an API server opening a connection checks it.
+	checkServed := func(step string) {
+		t.Helper()
+		var m admissionregistrationv1.MutatingWebhookConfiguration
+		var v admissionregistrationv1.ValidatingWebhookConfiguration
+		if err := cl.Get(ctx, client.ObjectKey{Name: cfgs.MutatingName}, &m); err != nil {
+			t.Fatal(err)
+		}
+		if err := cl.Get(ctx, client.ObjectKey{Name: cfgs.ValidatingName}, &v); err != nil {
+			t.Fatal(err)
+		}
+		leaf := served()
+		for _, bundle := range [][]byte{m.Webhooks[0].ClientConfig.CABundle, v.Webhooks[0].ClientConfig.CABundle} {
+			roots := x509.NewCertPool()
+			roots.AppendCertsFromPEM(bundle)
+			if _, err := leaf.Verify(x509.VerifyOptions{Roots: roots, CurrentTime: c.now, DNSName: "training-operator.kubeflow.svc"}); err != nil {
+				t.Fatalf("%s: the served certificate fails the published caBundle: %v", step, err)
+			}
+		}
+	}
+
+	if err := p.reconcile(ctx); err != nil {
+		t.Fatal(err)
+	}
+	checkServed("first issue")
+	// A month before the CA is due: a fresh leaf from the old CA.
+	due := t0.Add(DefaultCAValidity - DefaultCARenewBefore)
+	c.now = due.Add(-30 * 24 * time.Hour)
+	if err := p.reconcile(ctx); err != nil {
+		t.Fatal(err)
+	}
+	checkServed("leaf renewed")
+	oldCA := parseCert(t, getSecret(t, cl).Data[CACertKey])
+	oldLeaf := served()
+
+	// The CA is due; the bundle cannot be written: the new CA is in the
+	// Secret, the old leaf is still served.
+	c.now = due.Add(time.Hour)
+	failBundle.Store(true)
+	if err := p.reconcile(ctx); err == nil {
+		t.Fatal("no error from a failed bundle write")
+	}
+	checkServed("bundle write failed")
+	if !served().Equal(oldLeaf) {
+		t.Fatal("the serving certificate switched although the new CA was not published")
+	}
+	bundle, _ := parseCerts(getSecret(t, cl).Data[CACertKey])
+	if len(bundle) != 2 || !bundle[1].Equal(oldCA) {
+		t.Fatalf("Secret's ca.crt has %d certificates, want [new, old]", len(bundle))
+	}
+	newCA := bundle[0]
+
+	// Written: the bundle holds both, the old leaf is still served until
+	// BundlePropagation has passed.
+	failBundle.Store(false)
+	if err := p.reconcile(ctx); err != nil {
+		t.Fatal(err)
+	}
+	checkServed("bundle written")
+	if !served().Equal(oldLeaf) {
+		t.Fatal("the serving certificate switched as soon as the bundle was written")
+	}
+	if want := c.now.Add(DefaultBundlePropagation); !p.switchAt.Equal(want) {
+		t.Errorf("next pass at %s, want %s", p.switchAt, want)
+	}
+
+	c.now = c.now.Add(DefaultBundlePropagation)
+	if err := p.reconcile(ctx); err != nil {
+		t.Fatal(err)
+	}
+	checkServed("switched")
+	if err := served().CheckSignatureFrom(newCA); err != nil {
+		t.Fatalf("the serving certificate did not switch to the new CA: %v", err)
+	}
+	if !p.switchAt.IsZero() {
+		t.Errorf("a switch still pending at %s", p.switchAt)
+	}
+
+	// The old CA leaves the bundle last, once expired.
+	c.now = oldCA.NotAfter.Add(time.Second)
+	if err := p.reconcile(ctx); err != nil {
+		t.Fatal(err)
+	}
+	checkServed("old CA dropped")
+	if bundle, _ := parseCerts(getSecret(t, cl).Data[CACertKey]); len(bundle) != 1 || !bundle[0].Equal(newCA) {
+		t.Errorf("Secret's ca.crt has %d certificates, want the new CA alone", len(bundle))
+	}
+}
+
+// TestBundleWriteConflictsAreAnError: a bundle is published only if it
+// was written, also when every attempt met a conflict.
+func TestBundleWriteConflictsAreAnError(t *testing.T) {
+	cfgs, err := webhooks.WebhookConfigurations(kinds.Webhooks(), []string{"PyTorchJob"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, cl := newTestProvider(t, &clock{now: t0}, func(o *Options) { o.Webhooks = fromWebhooks(cfgs) })
+	if err := p.reconcile(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	p.writer = interceptor.NewClient(cl.(client.WithWatch), interceptor.Funcs{
+		Update: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.UpdateOption) error {
+			if _, ok := obj.(*admissionregistrationv1.ValidatingWebhookConfiguration); ok {
+				return apierrors.NewConflict(schema.GroupResource{Resource: "validatingwebhookconfigurations"}, obj.GetName(), errors.New("injected"))
+			}
+			return c.Update(ctx, obj, opts...)
+		},
+	})
+	if err := p.reconcileWebhookConfigurations(context.Background(), []byte("another bundle")); !apierrors.IsConflict(err) {
+		t.Errorf("after %d conflicting writes: error %v, want the conflict", maxWriteAttempts, err)
+	}
+}

@@ -211,13 +211,17 @@ func encodeCerts(certs []*x509.Certificate) []byte {
 	return buf.Bytes()
 }
 
-// verifyServing reports why a serving certificate cannot be kept: it is
-// not signed by ca, expires within renewBefore, or lacks one of the names.
-// It returns nil if the certificate is fine.
-func verifyServing(serving *keyPair, ca *x509.Certificate, names servingNames, now time.Time, renewBefore time.Duration) error {
+// errOtherCA is verifyServing's error for a certificate none of the given
+// CAs signed.
+var errOtherCA = errors.New("not signed by the current CA")
+
+// verifyServing reports why a serving certificate cannot be kept: none of
+// cas signed it, it expires within renewBefore, or it lacks one of the
+// names. It returns nil if the certificate is fine.
+func verifyServing(serving *keyPair, cas []*x509.Certificate, names servingNames, now time.Time, renewBefore time.Duration) error {
 	c := serving.cert
-	if err := c.CheckSignatureFrom(ca); err != nil {
-		return fmt.Errorf("not signed by the current CA: %w", err)
+	if !slices.ContainsFunc(cas, func(ca *x509.Certificate) bool { return c.CheckSignatureFrom(ca) == nil }) {
+		return errOtherCA
 	}
 	if now.Add(renewBefore).After(c.NotAfter) {
 		return fmt.Errorf("expires at %s", c.NotAfter.UTC().Format(time.RFC3339))

@@ -27,6 +27,13 @@ limitations under the License.
 // Only the leader writes the Secret and the webhook configurations; every
 // replica serves the certificates from the Secret (follow).
 //
+// A CA rotation never serves a certificate the API servers cannot verify:
+// the new CA joins the caBundle beside the old one first, the serving
+// certificate switches to one the new CA signs only once that bundle is
+// written and BundlePropagation has passed, and the old CA leaves the bundle
+// last, when it expires. If the bundle cannot be written, the old serving
+// certificate stays.
+//
 // With "cert-manager" or "none" it only waits for tls.crt and tls.key to
 // appear in the certificate directory.
 //
@@ -45,6 +52,7 @@ package cert
 
 import (
 	"context"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"net"
@@ -94,6 +102,10 @@ const (
 	DefaultCertValidity    = 365 * 24 * time.Hour
 	DefaultCertRenewBefore = 90 * 24 * time.Hour
 	DefaultResyncPeriod    = 10 * time.Minute
+	// DefaultBundlePropagation is how long a written caBundle is given to
+	// reach every API server (their informers of the webhook
+	// configurations; normally well under a second).
+	DefaultBundlePropagation = 10 * time.Second
 
 	// filePollPeriod is how often the certificate files are checked while
 	// they are not in place yet.
@@ -132,13 +144,22 @@ type Options struct {
 	// enabled kinds). Nil leaves the configurations alone.
 	Webhooks *WebhookConfigurations
 
-	// Validity and renewal windows; zero means the Default* constant.
-	CAValidity, CARenewBefore, CertValidity, CertRenewBefore time.Duration
+	Lifetimes
 	// ResyncPeriod is how often everything is checked again (the webhook
 	// configurations are also watched). Zero means DefaultResyncPeriod.
 	ResyncPeriod time.Duration
+	// BundlePropagation is how long after the caBundle holding a new CA is
+	// written the serving certificate switches to one that CA signs. Zero
+	// means DefaultBundlePropagation.
+	BundlePropagation time.Duration
 	// Now returns the current time (tests); nil means time.Now.
 	Now func() time.Time
+}
+
+// Lifetimes are the validity and renewal windows of the CA and the serving
+// certificate; zero means the Default* constant.
+type Lifetimes struct {
+	CAValidity, CARenewBefore, CertValidity, CertRenewBefore time.Duration
 }
 
 // WebhookConfigurations are the webhooks the operator's two admission
@@ -188,6 +209,16 @@ type Provider struct {
 	// instead of calling a create the installed RBAC refuses. Used by the
 	// Start goroutine only.
 	existed map[string]bool
+
+	// publishedCA is the newest CA this process wrote (or found) in both
+	// webhook configurations' caBundle, at publishedAt. Until
+	// BundlePropagation has passed since, the serving certificate stays
+	// one an older CA signed. Used by the Start goroutine only.
+	publishedCA *x509.Certificate
+	publishedAt time.Time
+	// switchAt is when a serving certificate switch waits for (zero if
+	// none): the next pass runs then.
+	switchAt time.Time
 }
 
 // New validates the options and returns a Provider.
@@ -208,6 +239,7 @@ func New(opts Options) (*Provider, error) {
 	setDefault(&opts.CertValidity, DefaultCertValidity)
 	setDefault(&opts.CertRenewBefore, DefaultCertRenewBefore)
 	setDefault(&opts.ResyncPeriod, DefaultResyncPeriod)
+	setDefault(&opts.BundlePropagation, DefaultBundlePropagation)
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
@@ -381,6 +413,9 @@ func (p *Provider) Start(ctx context.Context) error {
 				next = filePollPeriod
 			}
 		}
+		if !p.switchAt.IsZero() {
+			next = min(next, max(p.switchAt.Sub(p.opts.Now()), 0))
+		}
 		timer := time.NewTimer(next)
 		select {
 		case <-ctx.Done():
@@ -398,28 +433,89 @@ func (p *Provider) Start(ctx context.Context) error {
 }
 
 // reconcile makes the Secret hold a valid CA and serving certificate,
-// brings the files in line and updates the webhook configurations.
+// brings the files in line and updates the webhook configurations. After a
+// CA rotation it takes two passes: the first writes the new CA into the
+// Secret and the caBundle and keeps the old serving certificate, the one
+// after BundlePropagation switches it (see desiredSecretData).
 func (p *Provider) reconcile(ctx context.Context) error {
 	if !p.leads() {
 		return p.follow(ctx)
 	}
-	data, err := p.ensureSecret(ctx)
-	if err != nil {
-		return fmt.Errorf("certificate Secret %s/%s: %w", p.opts.Namespace, p.opts.SecretName, err)
-	}
-	inPlace, err := p.syncFiles(data)
+	wasAt := p.switchAt
+	p.switchAt = time.Time{}
+	data, err := p.issue(ctx)
 	if err != nil {
 		return err
-	}
-	if inPlace {
-		p.markReady()
 	}
 	if p.opts.Webhooks != nil {
 		if err := p.reconcileWebhookConfigurations(ctx, data[CACertKey]); err != nil {
 			return err
 		}
+		p.published(data[CACertKey])
 	}
-	return nil
+	ca, pending := switchPending(data)
+	if !pending {
+		return nil
+	}
+	if !p.mayServeFrom(ca) {
+		p.switchAt = p.publishedAt.Add(p.opts.BundlePropagation)
+		if p.switchAt.Equal(wasAt) {
+			return nil
+		}
+		p.log.Info("new CA in the caBundle; the serving certificate switches to it once every API server has read the bundle",
+			"at", p.switchAt.UTC())
+		return nil
+	}
+	// The bundle is unchanged by the switch: no configuration to write.
+	_, err = p.issue(ctx)
+	return err
+}
+
+// issue brings the Secret and the certificate files in line.
+func (p *Provider) issue(ctx context.Context) (map[string][]byte, error) {
+	data, err := p.ensureSecret(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("certificate Secret %s/%s: %w", p.opts.Namespace, p.opts.SecretName, err)
+	}
+	inPlace, err := p.syncFiles(data)
+	if err != nil {
+		return nil, err
+	}
+	if inPlace {
+		p.markReady()
+	}
+	return data, nil
+}
+
+// published records that both webhook configurations hold caBundle.
+func (p *Provider) published(caBundle []byte) {
+	certs, err := parseCerts(caBundle)
+	if err != nil || (p.publishedCA != nil && p.publishedCA.Equal(certs[0])) {
+		return
+	}
+	p.publishedCA, p.publishedAt = certs[0], p.opts.Now()
+}
+
+// mayServeFrom reports whether the serving certificate may be one ca
+// signed: the API servers have had BundlePropagation to read a caBundle
+// holding ca (always when the provider keeps no webhook configurations).
+func (p *Provider) mayServeFrom(ca *x509.Certificate) bool {
+	if p.opts.Webhooks == nil {
+		return true
+	}
+	return p.publishedCA != nil && p.publishedCA.Equal(ca) &&
+		!p.opts.Now().Before(p.publishedAt.Add(p.opts.BundlePropagation))
+}
+
+// switchPending reports whether the Secret's serving certificate is not
+// signed by its current CA (the first of ca.crt), and returns that CA.
+func switchPending(data map[string][]byte) (*x509.Certificate, bool) {
+	cas, err1 := parseCerts(data[CACertKey])
+	leaf, err2 := parseCerts(data[TLSCertKey])
+	if err1 != nil || err2 != nil {
+		return nil, false
+	}
+	return cas[0], leaf[0].CheckSignatureFrom(cas[0]) != nil
 }
 
 // follow serves the certificates the leader keeps in the Secret, and

@@ -112,6 +112,11 @@ func (p *Provider) ensureSecret(ctx context.Context) (map[string][]byte, error) 
 //     signed keep working during a rotation; expired ones are dropped.
 //   - The serving certificate is kept while it is signed by the current
 //     CA, valid for more than CertRenewBefore and carries every name.
+//   - After a CA rotation the serving certificate of the previous CA is
+//     kept (while it is valid and carries every name) until the new CA has
+//     been in both webhook configurations' caBundle for BundlePropagation
+//     (see mayServeFrom): a leaf the API servers' bundle cannot verify
+//     would fail admission.
 func (p *Provider) desiredSecretData(cur map[string][]byte) (map[string][]byte, []string, error) {
 	now := p.opts.Now()
 	var reasons []string
@@ -151,7 +156,11 @@ func (p *Provider) desiredSecretData(cur map[string][]byte) (map[string][]byte, 
 
 	serving, err := parseKeyPair(cur[TLSCertKey], cur[TLSKeyKey])
 	if err == nil {
-		err = verifyServing(serving, ca.cert, p.names, now, p.opts.CertRenewBefore)
+		err = verifyServing(serving, []*x509.Certificate{ca.cert}, p.names, now, p.opts.CertRenewBefore)
+		if errors.Is(err, errOtherCA) && !p.mayServeFrom(ca.cert) &&
+			verifyServing(serving, bundle[1:], p.names, now, 0) == nil {
+			err = nil
+		}
 	}
 	if err != nil {
 		reasons = append(reasons, fmt.Sprintf("serving certificate: %v", err))

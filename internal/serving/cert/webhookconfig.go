@@ -42,9 +42,10 @@ import (
 func (p *Provider) reconcileWebhookConfigurations(ctx context.Context, caBundle []byte) error {
 	wh := p.opts.Webhooks
 	var errs []error
+	var err error
 	for range maxWriteAttempts {
 		var cfg admissionregistrationv1.MutatingWebhookConfiguration
-		err := p.updateConfiguration(ctx, wh.MutatingName, &cfg, func() bool {
+		err = p.updateConfiguration(ctx, wh.MutatingName, &cfg, func() bool {
 			out := reconcileEntries(cfg.Webhooks, wh.Mutating, wh.Managed, p.clientConfigSetter(caBundle),
 				func(w *admissionregistrationv1.MutatingWebhook) entry {
 					return entry{w.Name, &w.ClientConfig, &w.NamespaceSelector, &w.TimeoutSeconds}
@@ -56,13 +57,15 @@ func (p *Provider) reconcileWebhookConfigurations(ctx context.Context, caBundle 
 			return true
 		})
 		if !apierrors.IsConflict(err) {
-			errs = append(errs, err)
 			break
 		}
 	}
+	// A bundle is published only if both writes succeeded (also after the
+	// last conflict).
+	errs = append(errs, err)
 	for range maxWriteAttempts {
 		var cfg admissionregistrationv1.ValidatingWebhookConfiguration
-		err := p.updateConfiguration(ctx, wh.ValidatingName, &cfg, func() bool {
+		err = p.updateConfiguration(ctx, wh.ValidatingName, &cfg, func() bool {
 			out := reconcileEntries(cfg.Webhooks, wh.Validating, wh.Managed, p.clientConfigSetter(caBundle),
 				func(w *admissionregistrationv1.ValidatingWebhook) entry {
 					return entry{w.Name, &w.ClientConfig, &w.NamespaceSelector, &w.TimeoutSeconds}
@@ -74,10 +77,12 @@ func (p *Provider) reconcileWebhookConfigurations(ctx context.Context, caBundle 
 			return true
 		})
 		if !apierrors.IsConflict(err) {
-			errs = append(errs, err)
 			break
 		}
 	}
+	// A bundle is published only if both writes succeeded (also after the
+	// last conflict).
+	errs = append(errs, err)
 	return errors.Join(errs...)
 }
 

@@ -26,6 +26,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/utils/ptr"
 
 	configv1alpha1 "github.com/seed-d8a409e9/training-operator/apis/config/v1alpha1"
@@ -299,5 +300,96 @@ func TestKustomizeRBACGenerated(t *testing.T) {
 	readYAML(t, filepath.Join(repoRoot, chartsync.KustomizeClusterRB), &cr)
 	if cr.Name != chartsync.RoleName || ptr.Deref(cr.AggregationRule, rbacv1.AggregationRule{}).ClusterRoleSelectors != nil {
 		t.Errorf("ClusterRole %s", cr.Name)
+	}
+}
+
+// TestCAKeyKeptOnRenewal: in both the chart and the kustomize cert-manager
+// overlay, the CA Certificate keeps its private key on renewal (see
+// TestCARotationCertManager in the security suite for what a new key does
+// to admission).
+func TestCAKeyKeptOnRenewal(t *testing.T) {
+	for name, m := range map[string]manifests{
+		"chart":                        render(t, "kubeflow", map[string]any{"webhook": map[string]any{"certManagement": "cert-manager"}}),
+		"config/overlays/cert-manager": kustomize(t, "config/overlays/cert-manager"),
+	} {
+		ca := m.mustFind(t, "Certificate", "kubeflow", "training-operator-ca")
+		if policy, _, _ := unstructured.NestedString(ca.Object, "spec", "privateKey", "rotationPolicy"); policy != "Never" {
+			t.Errorf("%s: the CA Certificate's privateKey.rotationPolicy is %q, want Never", name, policy)
+		}
+	}
+}
+
+// TestRBACFollowsEnabledSchemes: the chart grants a kind's own rules (its
+// adapter package's RBAC markers) only when the kind is enabled, in a
+// cluster-wide and in a namespace-scoped install; with every kind (the
+// default) it grants every rule of config/rbac/role.yaml.
+func TestRBACFollowsEnabledSchemes(t *testing.T) {
+	type perm struct{ group, resource string }
+	granted := func(m manifests) map[perm]bool {
+		out := map[perm]bool{}
+		for k := range expand(saGrants(t, m, "kubeflow", "training-operator").all()) {
+			out[perm{k.Group, k.Resource}] = true
+		}
+		return out
+	}
+	own := map[string][]perm{
+		"PyTorchJob": {{"kubeflow.org", "pytorchjobs"}, {"kubeflow.org", "pytorchjobs/status"}, {"autoscaling", "horizontalpodautoscalers"}},
+		"TFJob":      {{"kubeflow.org", "tfjobs"}, {"kubeflow.org", "tfjobs/finalizers"}},
+		"MPIJob": {{"kubeflow.org", "mpijobs"}, {"", "pods/exec"}, {"", "serviceaccounts"}, {"", "configmaps"},
+			{"rbac.authorization.k8s.io", "roles"}, {"rbac.authorization.k8s.io", "rolebindings"}},
+		"XGBoostJob": {{"kubeflow.org", "xgboostjobs"}},
+		"PaddleJob":  {{"kubeflow.org", "paddlejobs"}},
+		"JAXJob":     {{"kubeflow.org", "jaxjobs"}},
+	}
+	common := []perm{{"", "pods"}, {"", "services"}, {"", "events"}, {"scheduling.volcano.sh", "podgroups"}}
+	for _, tc := range []struct {
+		name    string
+		enabled []any
+		watch   string
+	}{
+		{"PyTorchJob and TFJob", []any{"PyTorchJob", "TFJob"}, ""},
+		{"MPIJob in lower case", []any{"mpijob"}, ""},
+		{"XGBoostJob namespace-scoped", []any{"XGBoostJob"}, "team-a"},
+		{"every kind (default)", nil, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			values := map[string]any{}
+			if tc.enabled != nil {
+				values["enabledSchemes"] = tc.enabled
+			}
+			if tc.watch != "" {
+				values["watchNamespace"] = tc.watch
+			}
+			g := granted(render(t, "kubeflow", values))
+			for _, p := range common {
+				if !g[p] {
+					t.Errorf("%v not granted", p)
+				}
+			}
+			for kind, perms := range own {
+				on := tc.enabled == nil || slices.ContainsFunc(tc.enabled, func(e any) bool { return strings.EqualFold(e.(string), kind) })
+				for _, p := range perms {
+					if g[p] != on {
+						t.Errorf("%s enabled %v: %v granted %v", kind, on, p, g[p])
+					}
+				}
+			}
+		})
+	}
+	// Every kind: the chart's grants are config/rbac/role.yaml's.
+	role, err := chartsync.ReadRole(repoRoot)
+	if err != nil {
+		t.Fatal(err)
+	}
+	chart := map[ruleKey]bool{}
+	for k := range expand(saGrants(t, render(t, "kubeflow", map[string]any{}), "kubeflow", "training-operator").all()) {
+		k.Names = ""
+		chart[k] = true
+	}
+	for k := range expand(role.Rules) {
+		k.Names = ""
+		if !chart[k] {
+			t.Errorf("role.yaml grants %+v, the chart with every kind does not", k)
+		}
 	}
 }

@@ -45,6 +45,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	configv1alpha1 "github.com/seed-d8a409e9/training-operator/apis/config/v1alpha1"
+	kubeflowv1 "github.com/seed-d8a409e9/training-operator/apis/kubeflow.org/v1"
 	"github.com/seed-d8a409e9/training-operator/test/testjobs"
 	"github.com/seed-d8a409e9/training-operator/test/util"
 )
@@ -577,4 +578,54 @@ func (s *suite) checkMetricsAuthOutage(t *testing.T, op *util.FullOperator) {
 	if code != http.StatusOK {
 		t.Errorf("GET /metrics once the API server is back = %d (%.200s), want 200", code, body)
 	}
+}
+
+// TestSecuritySubsetOfKinds installs the chart with enabledSchemes
+// XGBoostJob, whose RBAC holds none of the other kinds' rules (no
+// pods/exec, no HPA, no other job kind), and runs an XGBoostJob to success
+// and one to failure: every call the operator makes is granted, and it
+// calls nothing of the disabled kinds.
+func TestSecuritySubsetOfKinds(t *testing.T) {
+	s := startWith(t, configv1alpha1.CertManagementSelfSigned, "--set", "enabledSchemes={XGBoostJob}")
+	if got := s.config.EnabledSchemes; len(got) != 1 || !strings.EqualFold(got[0], "XGBoostJob") {
+		t.Fatalf("the chart's configuration enables %v", got)
+	}
+	byRole := s.chartGrants(t)
+	granted := map[apiCall]bool{}
+	for _, g := range byRole {
+		maps.Copy(granted, g)
+	}
+	for _, c := range []apiCall{{"", "pods/exec", "create"}, {"autoscaling", "horizontalpodautoscalers", "create"},
+		{"kubeflow.org", "mpijobs", "list"}, {"kubeflow.org", "pytorchjobs", "list"}, {"rbac.authorization.k8s.io", "roles", "create"}} {
+		if allowedBy(granted, c) {
+			t.Errorf("with only XGBoostJob enabled the chart grants %s", c)
+		}
+	}
+	s.startOperator(t, nil)
+	s.waitWebhooksReachable(t, testjobs.MakeXGBoostJob("probe", "default").Master(1).Obj())
+
+	w := &workload{s: s, t: t, ctx: t.Context()}
+	w.create(&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: workloadNS}})
+	w.create(withExit(testjobs.MakeXGBoostJob("xgb-ok", workloadNS).Master(1).Workers(1).Obj(), "0"))
+	w.create(withExit(testjobs.MakeXGBoostJob("xgb-fail", workloadNS).Master(1).Workers(1).
+		RestartPolicy(kubeflowv1.RestartPolicyNever).Obj(), "1"))
+	w.condition(kubeflowv1.XGBoostJobKind, "xgb-ok", string(kubeflowv1.JobSucceeded))
+	w.condition(kubeflowv1.XGBoostJobKind, "xgb-fail", string(kubeflowv1.JobFailed))
+
+	for _, line := range strings.Split(s.logs.String(), "\n") {
+		if strings.Contains(line, "is forbidden") {
+			t.Errorf("the chart's RBAC refused an operator call: %.400s", line)
+		}
+	}
+	var lines []string
+	for _, c := range sortedCalls(s.recorder.snapshot()) {
+		lines = append(lines, c.String())
+		if !allowedBy(granted, c) {
+			t.Errorf("call not granted by the chart with only XGBoostJob enabled: %s", c)
+		}
+		if c.group == "kubeflow.org" && !strings.HasPrefix(c.resource, "xgboostjobs") {
+			t.Errorf("with only XGBoostJob enabled the operator called %s", c)
+		}
+	}
+	t.Logf("observed API calls:\n  %s", strings.Join(lines, "\n  "))
 }

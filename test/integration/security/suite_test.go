@@ -78,9 +78,18 @@ type suite struct {
 	config   *configv1alpha1.Configuration
 	recorder *recorder
 	logs     *util.LogBuffer
+	// webhookURL, when set, is where injectAsCAInjector points the webhook
+	// configurations instead of the operator's address (a proxy).
+	webhookURL string
 }
 
 func start(t *testing.T, mode configv1alpha1.CertManagement) *suite {
+	t.Helper()
+	return startWith(t, mode)
+}
+
+// startWith is start with more helm template arguments (e.g. --set).
+func startWith(t *testing.T, mode configv1alpha1.CertManagement, helmArgs ...string) *suite {
 	t.Helper()
 	// Volcano and scheduler-plugins are stood in for by kube-scheduler
 	// profiles; the native Workload/PodGroup API needs its feature gate.
@@ -104,7 +113,7 @@ func start(t *testing.T, mode configv1alpha1.CertManagement) *suite {
 	if s.k8s, err = client.New(s.admin, client.Options{Scheme: scheme}); err != nil {
 		t.Fatal(err)
 	}
-	s.installChart(t, ctx)
+	s.installChart(t, ctx, helmArgs...)
 	return s
 }
 
@@ -113,13 +122,13 @@ func start(t *testing.T, mode configv1alpha1.CertManagement) *suite {
 // ServiceAccount, its (Cluster)Roles and bindings, the empty certificate
 // Secret, the webhook configurations and the ConfigMap. The Deployment and
 // Service are left out: the operator runs in this process.
-func (s *suite) installChart(t *testing.T, ctx context.Context) {
+func (s *suite) installChart(t *testing.T, ctx context.Context, helmArgs ...string) {
 	t.Helper()
 	if err := s.k8s.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: releaseNamespace}}); err != nil {
 		t.Fatal(err)
 	}
-	out := helm(t, "template", "training-operator", filepath.Join(util.RepoRoot(), "charts", "training-operator"),
-		"--namespace", releaseNamespace, "--set", "metrics.secure=true", "--set", "webhook.certManagement="+string(s.mode))
+	out := helm(t, append([]string{"template", "training-operator", filepath.Join(util.RepoRoot(), "charts", "training-operator"),
+		"--namespace", releaseNamespace, "--set", "metrics.secure=true", "--set", "webhook.certManagement=" + string(s.mode)}, helmArgs...)...)
 	objs, err := parseManifests(out)
 	if err != nil {
 		t.Fatal(err)
@@ -213,11 +222,15 @@ func (s *suite) injectAsCAInjector(t *testing.T, op *util.FullOperator) {
 			// From the chart's webhooks: the live ones already point at an
 			// earlier operator's URL.
 			hooks, _, _ := unstructured.NestedSlice(o.Object, "webhooks")
+			base := "https://" + op.WebhookAddr
+			if s.webhookURL != "" {
+				base = s.webhookURL
+			}
 			for i, h := range hooks {
 				m := h.(map[string]any)
 				path, _, _ := unstructured.NestedString(m, "clientConfig", "service", "path")
 				m["clientConfig"] = map[string]any{
-					"url":      "https://" + op.WebhookAddr + path,
+					"url":      base + path,
 					"caBundle": base64.StdEncoding.EncodeToString(s.ca.CertPEM),
 				}
 				hooks[i] = m
@@ -252,19 +265,29 @@ func (s *suite) startOperator(t *testing.T, change func(*configv1alpha1.Configur
 // startOperatorElected is startOperator with leader election on or off.
 func (s *suite) startOperatorElected(t *testing.T, change func(*configv1alpha1.Configuration), leaderElection bool) *util.FullOperator {
 	t.Helper()
+	return s.startOperatorWith(t, change, func(o *util.FullOperatorOptions) { o.LeaderElection = leaderElection })
+}
+
+// startOperatorWith is startOperator with the harness's options changed.
+func (s *suite) startOperatorWith(t *testing.T, change func(*configv1alpha1.Configuration), opts func(*util.FullOperatorOptions)) *util.FullOperator {
+	t.Helper()
 	cfg := s.config.DeepCopy()
 	if change != nil {
 		change(cfg)
 	}
-	op, err := util.StartFullOperator(t.Context(), util.FullOperatorOptions{
+	o := util.FullOperatorOptions{
 		RESTConfig:       s.operatorConfig(),
 		Config:           cfg,
 		Namespace:        releaseNamespace,
-		LeaderElection:   leaderElection,
+		LeaderElection:   true,
 		MetricsSecure:    cfg.Metrics.Secure,
 		CertResyncPeriod: 2 * time.Second,
 		ProvidedCertDir:  s.certDir,
-	})
+	}
+	if opts != nil {
+		opts(&o)
+	}
+	op, err := util.StartFullOperator(t.Context(), o)
 	if err != nil {
 		t.Fatal(err)
 	}
