@@ -224,13 +224,25 @@ func checkLostPod(key string, e expectation, lp lostPod, add func(job, rule, for
 		// Never running in attempt 0, never deleted (the job failed first),
 		// deleted before its kubelet was taken away, or finished (deleted
 		// at once): nothing hung.
-	case lp.NodeLost.IsZero() && !lp.Gone.IsZero():
-		add(key, ruleLostPod, "pod %s (uid %s) hanging since %s was gone at %s, before its node %q was lost",
-			e.LostPod, lp.UID, lp.Deleting.Format(time.TimeOnly), lp.Gone.Format(time.TimeOnly), lp.Node)
+	case !lp.Gone.IsZero() && !lostAt(lp.NodeLostSpans, lp.Gone):
+		add(key, ruleLostPod, "pod %s (uid %s) hanging since %s was gone at %s, while its node %q was not lost (lost: %v)",
+			e.LostPod, lp.UID, lp.Deleting.Format(time.TimeOnly), lp.Gone.Format(time.TimeOnly), lp.Node, lp.NodeLostSpans)
 	case !lp.NodeLost.IsZero() && lp.Gone.IsZero():
 		add(key, ruleLostPod, "pod %s (uid %s) on node %q, lost at %s, was never force-deleted",
 			e.LostPod, lp.UID, lp.Node, lp.NodeLost.Format(time.TimeOnly))
 	}
+}
+
+// lostAt reports t within a span its node was lost, or up to watchSkew
+// after one ended (the node comes back once the pod is gone; the
+// recorder's watch may show the pod's deletion that much later).
+func lostAt(spans []lostSpan, t time.Time) bool {
+	for _, s := range spans {
+		if !t.Before(s.From) && (s.To.IsZero() || !t.After(s.To.Add(watchSkew))) {
+			return true
+		}
+	}
+	return false
 }
 
 // suspendedUIDs are the pods seen with the operator's suspension mark: it

@@ -685,8 +685,12 @@ func TestCheckLostPod(t *testing.T) {
 		lp   lostPod
 		want string
 	}{
-		{name: "force-deleted after its node was lost", lp: lostPod{UID: "m0", Node: "n", Annotated: at(2), Deleting: at(10), NodeLost: at(35), Gone: at(40)}},
-		{name: "force-deleted while its node was Ready", lp: lostPod{UID: "m0", Node: "n", Annotated: at(2), Deleting: at(10), Gone: at(30)}, want: ruleLostPod},
+		{name: "force-deleted after its node was lost", lp: lostPod{UID: "m0", Node: "n", Annotated: at(2), Deleting: at(10), NodeLost: at(35), Gone: at(40),
+			NodeLostSpans: []lostSpan{{From: at(35), To: at(40.5)}}}},
+		{name: "force-deleted while another job had its node lost", lp: lostPod{UID: "m0", Node: "n", Annotated: at(2), Deleting: at(10), Gone: at(30),
+			NodeLostSpans: []lostSpan{{From: at(20), To: at(31)}}}},
+		{name: "force-deleted while its node was Ready", lp: lostPod{UID: "m0", Node: "n", Annotated: at(2), Deleting: at(10), Gone: at(30),
+			NodeLostSpans: []lostSpan{{From: at(5), To: at(8)}, {From: at(40)}}}, want: ruleLostPod},
 		{name: "never force-deleted", lp: lostPod{UID: "m0", Node: "n", Annotated: at(2), Deleting: at(10), NodeLost: at(35)}, want: ruleLostPod},
 		{name: "never deleted", lp: lostPod{UID: "m0", Node: "n", Annotated: at(2)}},
 		{name: "deleted before its kubelet was taken away", lp: lostPod{UID: "m0", Node: "n", Annotated: at(11), Deleting: at(10), Gone: at(10.1)}},

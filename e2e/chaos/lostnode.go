@@ -47,9 +47,18 @@ type lostPod struct {
 	Deleting  time.Time `json:"deleting"`
 	// Finished: it had finished when deleted (the API deletes such a pod
 	// at once).
-	Finished bool      `json:"finished,omitempty"`
-	NodeLost time.Time `json:"nodeLost"`
-	Gone     time.Time `json:"gone"`
+	Finished bool `json:"finished,omitempty"`
+	// NodeLostSpans are when its node was lost, for this pod or another
+	// job's: a force-delete in any of them is right.
+	NodeLostSpans []lostSpan `json:"nodeLostSpans,omitempty"`
+	NodeLost      time.Time  `json:"nodeLost"`
+	Gone          time.Time  `json:"gone"`
+}
+
+// lostSpan is when a node was lost (To: zero while it still is).
+type lostSpan struct {
+	From time.Time `json:"from"`
+	To   time.Time `json:"to"`
 }
 
 // nodeLoser takes the kubelet of each fp-lostnode job's designated pod of
@@ -62,13 +71,18 @@ type nodeLoser struct {
 	targets map[string]string // pod namespace/name -> job key
 
 	mu    sync.Mutex
-	pods  map[string]*lostPod // job key -> its pod
-	lost  map[string]int      // node -> hanging pods that lost it
+	pods  map[string]*lostPod   // job key -> its pod
+	lost  map[string]int        // node -> hanging pods that lost it
+	spans map[string][]lostSpan // node -> when it was lost
 	nodes sync.WaitGroup
+	// apply serialises the node writes, each of which writes the state
+	// the counts in lost want at that time.
+	apply sync.Mutex
 }
 
 func newNodeLoser(ctx context.Context, e *env, jobs []plannedJob) *nodeLoser {
-	l := &nodeLoser{ctx: ctx, e: e, targets: map[string]string{}, pods: map[string]*lostPod{}, lost: map[string]int{}}
+	l := &nodeLoser{ctx: ctx, e: e, targets: map[string]string{}, pods: map[string]*lostPod{}, lost: map[string]int{},
+		spans: map[string][]lostSpan{}}
 	for _, j := range jobs {
 		if j.expect.LostPod != "" {
 			l.targets[j.obj.GetNamespace()+"/"+j.expect.LostPod] = j.key()
@@ -144,11 +158,12 @@ func (l *nodeLoser) loseLater(job string, st *lostPod) {
 	l.lost[node]++
 	first := l.lost[node] == 1
 	st.NodeLost = time.Now()
+	if first {
+		l.spans[node] = append(l.spans[node], lostSpan{From: st.NodeLost})
+	}
 	l.mu.Unlock()
 	if first {
-		if err := l.e.cluster.SetNodeLost(l.ctx, node, true); err != nil {
-			log.Printf("lost node: losing %s for %s: %v", node, job, err)
-		}
+		l.sync(node)
 	}
 }
 
@@ -159,32 +174,56 @@ func (l *nodeLoser) release(node string) {
 	last := l.lost[node] == 0
 	l.mu.Unlock()
 	if last {
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-		defer cancel()
-		if err := l.e.cluster.SetNodeLost(ctx, node, false); err != nil {
-			log.Printf("lost node: restoring %s: %v", node, err)
-		}
+		l.sync(node)
 	}
 }
 
-// stop gives every node back and returns what happened to each pod.
+// sync makes the node lost while a hanging pod holds it, else Ready again
+// (then its lost span ends).
+func (l *nodeLoser) sync(node string) {
+	l.apply.Lock()
+	defer l.apply.Unlock()
+	l.mu.Lock()
+	lost := l.lost[node] > 0
+	l.mu.Unlock()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	if err := l.e.cluster.SetNodeLost(ctx, node, lost); err != nil {
+		log.Printf("lost node: setting %s lost=%v: %v", node, lost, err)
+	}
+	if lost {
+		return
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if s := l.spans[node]; len(s) > 0 && s[len(s)-1].To.IsZero() {
+		s[len(s)-1].To = time.Now()
+	}
+}
+
+// stop gives every node back and returns what happened to each pod, with
+// the spans its node was lost (by any job's pod).
 func (l *nodeLoser) stop() map[string]lostPod {
 	l.nodes.Wait()
 	l.mu.Lock()
-	defer l.mu.Unlock()
+	var still []string
 	for node, n := range l.lost {
 		if n > 0 {
-			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-			if err := l.e.cluster.SetNodeLost(ctx, node, false); err != nil {
-				log.Printf("lost node: restoring %s: %v", node, err)
-			}
-			cancel()
+			still = append(still, node)
 			l.lost[node] = 0
 		}
 	}
+	l.mu.Unlock()
+	for _, node := range still {
+		l.sync(node)
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
 	out := make(map[string]lostPod, len(l.pods))
 	for k, v := range l.pods {
-		out[k] = *v
+		lp := *v
+		lp.NodeLostSpans = append([]lostSpan(nil), l.spans[lp.Node]...)
+		out[k] = lp
 	}
 	return out
 }

@@ -241,10 +241,12 @@ func (r *recorder) podEvent(oldObj, newObj any) {
 	r.mu.Lock()
 	// After a relist the same name can come back with another UID: the
 	// old pod went away unseen.
+	var replaced []podObs
 	if old, ok := toPodObs(oldObj, now); ok && old.UID != obs.UID {
 		if last, seen := r.podState[old.UID]; seen && !last.Gone {
 			last.At, last.Gone, last.Relisted = now, true, true
 			r.record(last)
+			replaced = append(replaced, last)
 		}
 	}
 	last, seen := r.podState[obs.UID]
@@ -257,6 +259,9 @@ func (r *recorder) podEvent(oldObj, newObj any) {
 	hook := r.onPod
 	r.mu.Unlock()
 	if hook != nil {
+		for _, p := range replaced {
+			hook(p)
+		}
 		hook(obs)
 	}
 }
