@@ -31,6 +31,7 @@ require (
 
 require (
 	github.com/kubeflow/mpi-operator v0.8.0 // indirect
+	github.com/kylelemons/godebug v1.1.0 // indirect
 	github.com/project-codeflare/appwrapper v1.2.0 // indirect
 	github.com/ray-project/kuberay/ray-operator v1.6.0 // indirect
 	github.com/sirupsen/logrus v1.9.4 // indirect
