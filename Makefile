@@ -42,7 +42,12 @@ manifests: ## Regenerate CRDs, RBAC and webhook manifests.
 	$(CONTROLLER_GEN) rbac:roleName=training-operator-kueue paths=./controllers/kueue/... output:rbac:artifacts:config=config/rbac/kueue
 	@if compgen -G "webhooks/*.go" >/dev/null; then \
 		$(CONTROLLER_GEN) webhook paths=./webhooks/... output:webhook:artifacts:config=config/webhook; fi
-	$(MAKE) chart-sync
+	$(MAKE) chart-sync dashboard
+
+# A program of its own (hack/dashboard): the operator does not link Grafana's SDK.
+.PHONY: dashboard
+dashboard: ## Regenerate the chart's Grafana dashboard (charts/training-operator/files/dashboard.json).
+	go run ./hack/dashboard -out charts/training-operator/files/dashboard.json
 
 .PHONY: chart-sync
 chart-sync: ## Copy CRDs, RBAC rules and webhooks from config/ into the Helm chart and config/default/rbac.
