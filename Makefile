@@ -62,9 +62,14 @@ fmt-check:
 	@out=$$(gofmt -s -l $$(git ls-files -co --exclude-standard '*.go')); \
 	if [[ -n "$$out" ]]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 
+# test/prometheus is a module of its own: Prometheus' dependencies stay out
+# of the operator's go.mod.
+PROM_TEST_DIR := test/prometheus
+
 .PHONY: vet
 vet: ## go vet.
 	go vet ./...
+	cd $(PROM_TEST_DIR) && go vet ./...
 
 $(GOLANGCI_LINT):
 	mkdir -p $(dir $@)
@@ -74,6 +79,7 @@ $(GOLANGCI_LINT):
 .PHONY: lint
 lint: $(GOLANGCI_LINT) ## golangci-lint (built once into the cache).
 	$(GOLANGCI_LINT) run ./...
+	cd $(PROM_TEST_DIR) && $(GOLANGCI_LINT) run --config $(CURDIR)/.golangci.yml ./...
 
 .PHONY: verify
 verify: generate manifests api-docs fmt-check vet ## Fail when generated files are stale.
@@ -124,11 +130,14 @@ test-unit: ## Unit tests (no cluster), under the race detector.
 
 # kubectl-facing checks run the control plane's kubectl (first in PATH).
 .PHONY: test-integration
-test-integration: controlplane ## Integration tests on a real local apiserver, under the race detector.
+test-integration: controlplane ## Integration tests on a real local apiserver, under the race detector; then the alert rules and dashboard on Prometheus' code (test/prometheus).
 	@mkdir -p $(dir $(TEST_SUMMARY))
 	KUBEBUILDER_ASSETS=$(CONTROLPLANE_BIN) PATH=$(CONTROLPLANE_BIN):$$PATH \
 		$(GOTESTSUM) --post-run-command "go run ./hack/testsummary -suite integration -summary $(TEST_SUMMARY)" -- \
 		-race -count=1 -timeout $(TEST_TIMEOUT) -p $(TEST_PARALLEL) ./test/integration/... ./e2e/cluster/...
+	cd $(PROM_TEST_DIR) && KUBEBUILDER_ASSETS=$(CONTROLPLANE_BIN) PATH=$(CONTROLPLANE_BIN):$$PATH \
+		$(GOTESTSUM) --post-run-command "go -C $(CURDIR) run ./hack/testsummary -suite prometheus -summary $(TEST_SUMMARY)" -- \
+		-race -count=1 -timeout $(TEST_TIMEOUT) ./...
 
 # Parallel ginkgo processes of the e2e suite (they share one cluster and operator).
 E2E_PROCS ?= 3
