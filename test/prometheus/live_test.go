@@ -124,8 +124,7 @@ func TestAlertsOnTheRunningOperator(t *testing.T) {
 		testjobs.MakePyTorchJob("succeeds", "team-a").Master(1).Annotation(kubeflowv1.PyTorchJobReplicaTypeMaster, cluster.ExitCodeAnnotation, "0").Obj(),
 		testjobs.MakePyTorchJob("fails", "team-a").Master(1).RestartPolicy(kubeflowv1.RestartPolicyNever).
 			Annotation(kubeflowv1.PyTorchJobReplicaTypeMaster, cluster.ExitCodeAnnotation, "1").Obj(),
-		testjobs.MakePyTorchJob("restarts", "team-a").Master(1).Workers(1).FailurePolicy(testjobs.MakeFailurePolicy(3).
-			Rule("retry", kubeflowv1.RestartJobAction).OnExitCodes("pytorch", kubeflowv1.FailurePolicyOnExitCodesOpIn, 3).Obj()).Obj(),
+		testjobs.MakePyTorchJob("restarts", "team-a").Master(1).Workers(1).FailurePolicy(retryOn3()).Obj(),
 	}
 	for _, j := range healthy {
 		if err := k8s.Create(ctx, j); err != nil {
@@ -142,7 +141,7 @@ func TestAlertsOnTheRunningOperator(t *testing.T) {
 		if err := k8s.Get(ctx, client.ObjectKey{Namespace: "team-a", Name: "restarts"}, &j); err != nil {
 			return false
 		}
-		return j.Status.RestartCount >= 1 && hasCondition(&j.Status, kubeflowv1.JobRunning)
+		return j.Status.Restarts >= 1 && hasCondition(&j.Status, kubeflowv1.JobRunning)
 	})
 
 	seen := prom.run(t, window)
@@ -152,7 +151,8 @@ func TestAlertsOnTheRunningOperator(t *testing.T) {
 
 	// The unhealthy run, as long: a certificate expiring in 3 days, a job
 	// whose pods the API server refuses (a quota of no pods), and a job
-	// whose restart cannot proceed (every node cordoned, a pod fails).
+	// whose whole-job restart cannot proceed (every node cordoned, then a
+	// pod exits with the code its failure policy restarts the job on).
 	writeLeaf(t, ca, certDir, 3*24*time.Hour)
 	if err := k8s.Create(ctx, &corev1.ResourceQuota{
 		ObjectMeta: metav1.ObjectMeta{Namespace: "team-quota", Name: "no-pods"},
@@ -167,15 +167,25 @@ func TestAlertsOnTheRunningOperator(t *testing.T) {
 	if err := k8s.Create(ctx, testjobs.MakePyTorchJob("queued", "team-quota").Master(1).Obj()); err != nil {
 		t.Fatal(err)
 	}
-	if err := k8s.Create(ctx, testjobs.MakePyTorchJob("blocked", "team-a").Master(1).Workers(1).RestartPolicy(kubeflowv1.RestartPolicyExitCode).Obj()); err != nil {
+	if err := k8s.Create(ctx, testjobs.MakePyTorchJob("blocked", "team-a").Master(1).Workers(1).FailurePolicy(retryOn3()).Obj()); err != nil {
 		t.Fatal(err)
 	}
 	waitCondition(t, k8s, "team-a", "blocked", kubeflowv1.JobRunning)
 	cordonAll(t, k8s)
-	exitPod(t, k8s, "team-a", "blocked-worker-0", 130)
+	exitPod(t, k8s, "team-a", "blocked-worker-0", 3)
 
 	seen = prom.run(t, window)
 	want := []string{"TrainingJobQueuedWithoutPods firing", "TrainingJobStuckRestarting firing", "TrainingOperatorCertificateExpiringSoon firing"}
+	if !seen["TrainingJobStuckRestarting firing"] {
+		var j kubeflowv1.PyTorchJob
+		_ = k8s.Get(ctx, client.ObjectKey{Namespace: "team-a", Name: "blocked"}, &j)
+		var pods corev1.PodList
+		_ = k8s.List(ctx, &pods, client.InNamespace("team-a"))
+		for _, p := range pods.Items {
+			t.Logf("pod %s %s deleting=%v", p.Name, p.Status.Phase, p.DeletionTimestamp != nil)
+		}
+		t.Logf("blocked job: %+v; gauges: %v", j.Status.Conditions, prom.query(t, `training_operator_jobs`))
+	}
 	for _, w := range want {
 		if !seen[w] {
 			t.Errorf("%s: not seen in an unhealthy run of %s; seen %v", w, window, seen)
@@ -198,6 +208,12 @@ func TestAlertsOnTheRunningOperator(t *testing.T) {
 	if !prom.runUntil(t, "TrainingOperatorDown firing", 40*time.Second) {
 		t.Errorf("TrainingOperatorDown did not fire within 40s of the operator stopping")
 	}
+}
+
+// retryOn3 restarts the whole job when a pod exits with code 3.
+func retryOn3() *kubeflowv1.FailurePolicy {
+	return testjobs.MakeFailurePolicy(3).Rule("retry", kubeflowv1.RestartJobAction).
+		OnExitCodes("pytorch", kubeflowv1.FailurePolicyOnExitCodesOpIn, 3).Obj()
 }
 
 // writeLeaf writes a serving certificate valid for validity, as cert-manager
@@ -317,7 +333,7 @@ scrape_configs:
 	go func() { _ = sm.Run(tsets) }()
 	t.Cleanup(sm.Stop)
 
-	engine := promql.NewEngine(promql.EngineOpts{MaxSamples: 1_000_000, Timeout: 10 * time.Second, LookbackDelta: 5 * time.Minute})
+	engine := promql.NewEngine(engineOpts)
 	t.Cleanup(func() { _ = engine.Close() })
 	m := rules.NewManager(&rules.ManagerOptions{
 		QueryFunc:    rules.EngineQueryFunc(engine, st),
@@ -404,7 +420,7 @@ func (h *promHarness) upSamples(t *testing.T, since time.Time) int {
 
 func (h *promHarness) query(t *testing.T, q string) promql.Vector {
 	t.Helper()
-	engine := promql.NewEngine(promql.EngineOpts{MaxSamples: 1_000_000, Timeout: 10 * time.Second, LookbackDelta: 5 * time.Minute})
+	engine := promql.NewEngine(engineOpts)
 	defer func() { _ = engine.Close() }()
 	qry, err := engine.NewInstantQuery(t.Context(), h.st, nil, q, time.Now())
 	if err != nil {
@@ -523,4 +539,14 @@ func cordonAll(t *testing.T, k8s client.Client) {
 			t.Fatal(err)
 		}
 	}
+}
+
+// engineOpts are the PromQL engine's, as Prometheus' own defaults set them
+// (a subquery without a step uses the evaluation interval).
+var engineOpts = promql.EngineOpts{
+	MaxSamples:               50_000_000,
+	Timeout:                  10 * time.Second,
+	LookbackDelta:            5 * time.Minute,
+	NoStepSubqueryIntervalFn: func(int64) int64 { return time.Second.Milliseconds() },
+	Parser:                   parser.NewParser(parser.Options{}),
 }
