@@ -42,7 +42,12 @@ manifests: ## Regenerate CRDs, RBAC and webhook manifests.
 	$(CONTROLLER_GEN) rbac:roleName=training-operator-kueue paths=./controllers/kueue/... output:rbac:artifacts:config=config/rbac/kueue
 	@if compgen -G "webhooks/*.go" >/dev/null; then \
 		$(CONTROLLER_GEN) webhook paths=./webhooks/... output:webhook:artifacts:config=config/webhook; fi
-	$(MAKE) chart-sync
+	$(MAKE) chart-sync dashboard
+
+# A program of its own (hack/dashboard): the operator does not link Grafana's SDK.
+.PHONY: dashboard
+dashboard: ## Regenerate the chart's Grafana dashboard (charts/training-operator/files/dashboard.json).
+	go run ./hack/dashboard -out charts/training-operator/files/dashboard.json
 
 .PHONY: chart-sync
 chart-sync: ## Copy CRDs, RBAC rules and webhooks from config/ into the Helm chart and config/default/rbac.
@@ -57,9 +62,17 @@ fmt-check:
 	@out=$$(gofmt -s -l $$(git ls-files -co --exclude-standard '*.go')); \
 	if [[ -n "$$out" ]]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 
+# test/prometheus is a module of its own: Prometheus' dependencies stay out
+# of the operator's go.mod.
+PROM_TEST_DIR := test/prometheus
+
 .PHONY: vet
 vet: ## go vet.
 	go vet ./...
+
+.PHONY: vet-prometheus
+vet-prometheus: ## go vet of test/prometheus (compiles Prometheus: not part of make test).
+	cd $(PROM_TEST_DIR) && go vet ./...
 
 $(GOLANGCI_LINT):
 	mkdir -p $(dir $@)
@@ -69,6 +82,7 @@ $(GOLANGCI_LINT):
 .PHONY: lint
 lint: $(GOLANGCI_LINT) ## golangci-lint (built once into the cache).
 	$(GOLANGCI_LINT) run ./...
+	cd $(PROM_TEST_DIR) && $(GOLANGCI_LINT) run --config $(CURDIR)/.golangci.yml ./...
 
 .PHONY: verify
 verify: generate manifests api-docs fmt-check vet ## Fail when generated files are stale.
@@ -124,6 +138,16 @@ test-integration: controlplane ## Integration tests on a real local apiserver, u
 	KUBEBUILDER_ASSETS=$(CONTROLPLANE_BIN) PATH=$(CONTROLPLANE_BIN):$$PATH \
 		$(GOTESTSUM) --post-run-command "go run ./hack/testsummary -suite integration -summary $(TEST_SUMMARY)" -- \
 		-race -count=1 -timeout $(TEST_TIMEOUT) -p $(TEST_PARALLEL) ./test/integration/... ./e2e/cluster/...
+
+# The alert rules and dashboard on Prometheus' own code. Not in make test:
+# compiling Prometheus costs 10-15 CPU-minutes cold, more than the CI
+# budget has left.
+.PHONY: test-prometheus
+test-prometheus: controlplane ## The chart's alert rules (promtool's rule tests) and dashboard queries against the running operator, on Prometheus' code (test/prometheus).
+	@mkdir -p $(dir $(TEST_SUMMARY))
+	cd $(PROM_TEST_DIR) && KUBEBUILDER_ASSETS=$(CONTROLPLANE_BIN) PATH=$(CONTROLPLANE_BIN):$$PATH \
+		$(GOTESTSUM) --post-run-command "go -C $(CURDIR) run ./hack/testsummary -suite prometheus -summary $(TEST_SUMMARY)" -- \
+		-race -count=1 -timeout $(TEST_TIMEOUT) ./...
 
 # Parallel ginkgo processes of the e2e suite (they share one cluster and operator).
 E2E_PROCS ?= 3

@@ -8,6 +8,7 @@ require (
 	github.com/go-logr/zapr v1.3.0
 	github.com/google/go-cmp v0.7.0
 	github.com/google/pprof v0.0.0-20260402051712-545e8a4df936
+	github.com/grafana/grafana-foundation-sdk/go v0.0.22
 	github.com/kubeflow/training-operator v1.9.3
 	github.com/onsi/ginkgo/v2 v2.34.0
 	github.com/onsi/gomega v1.44.0
@@ -31,6 +32,7 @@ require (
 
 require (
 	github.com/kubeflow/mpi-operator v0.8.0 // indirect
+	github.com/kylelemons/godebug v1.1.0 // indirect
 	github.com/project-codeflare/appwrapper v1.2.0 // indirect
 	github.com/ray-project/kuberay/ray-operator v1.6.0 // indirect
 	github.com/sirupsen/logrus v1.9.4 // indirect

@@ -118,6 +118,9 @@ func (r *Reconciler[J]) createChildren(ctx context.Context, job client.Object, o
 			conflicts = append(conflicts, fmt.Sprintf("%s %s", lower(what), obj.GetName()))
 			mu.Unlock()
 		default:
+			if isPod {
+				countPodCreateFailure(r.fw.MetricsLabel(), err)
+			}
 			mu.Lock()
 			if failed[what] == nil {
 				failed[what] = err

@@ -4,6 +4,8 @@ import (
 	"sync"
 
 	"github.com/prometheus/client_golang/prometheus"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 )
@@ -46,7 +48,35 @@ var (
 		Help:    "Time from a whole-job restart's decision until every pod of the new attempt is Running",
 		Buckets: []float64{1, 2, 5, 10, 20, 30, 60, 120, 300, 600, 1800},
 	}, []string{"framework"})
+	// Pods the API server refused, by its reason: a quota or an admission
+	// denial keeps a job without pods, which no job condition says.
+	podCreateFailures = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "training_operator_pod_create_failures_total",
+		Help: "Counts pods the operator failed to create, by framework and the API server's reason (Forbidden: quota or admission denial)",
+	}, []string{"framework", "reason"})
 )
+
+// podCreateReasons bounds the reason label: a webhook may answer any
+// reason string, so unlisted ones are reported as Other.
+var podCreateReasons = map[metav1.StatusReason]bool{
+	metav1.StatusReasonForbidden: true, metav1.StatusReasonInvalid: true, metav1.StatusReasonConflict: true,
+	metav1.StatusReasonTimeout: true, metav1.StatusReasonServerTimeout: true, metav1.StatusReasonTooManyRequests: true,
+	metav1.StatusReasonInternalError: true, metav1.StatusReasonServiceUnavailable: true, metav1.StatusReasonNotFound: true,
+	metav1.StatusReasonBadRequest: true, metav1.StatusReasonUnauthorized: true, metav1.StatusReasonRequestEntityTooLarge: true,
+}
+
+// countPodCreateFailure counts a pod create the API server did not accept.
+func countPodCreateFailure(framework string, err error) {
+	reason := apierrors.ReasonForError(err)
+	label := string(reason)
+	switch {
+	case reason == metav1.StatusReasonUnknown:
+		label = "Unknown" // no API status: a transport error or a timeout on our side
+	case !podCreateReasons[reason]:
+		label = "Other"
+	}
+	podCreateFailures.WithLabelValues(framework, label).Inc()
+}
 
 var registerOnce sync.Once
 
@@ -54,7 +84,7 @@ var registerOnce sync.Once
 func registerMetrics() {
 	registerOnce.Do(func() {
 		metrics.Registry.MustRegister(jobsCreated, jobsDeleted, jobsSuccessful, jobsFailed, jobsRestarted, jobStartupSeconds,
-			failurePolicyActions, jobRestartSeconds)
+			failurePolicyActions, jobRestartSeconds, podCreateFailures)
 	})
 }
 

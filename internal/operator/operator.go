@@ -27,6 +27,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"strings"
 	"time"
 
 	"k8s.io/apimachinery/pkg/runtime"
@@ -37,6 +38,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	ctrlconfig "sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 	kueuev1beta2 "sigs.k8s.io/kueue/apis/kueue/v1beta2"
@@ -47,6 +49,7 @@ import (
 	"github.com/seed-d8a409e9/training-operator/controllers/gang"
 	"github.com/seed-d8a409e9/training-operator/controllers/kueue"
 	"github.com/seed-d8a409e9/training-operator/internal/config"
+	"github.com/seed-d8a409e9/training-operator/internal/observability"
 	"github.com/seed-d8a409e9/training-operator/internal/serving/cert"
 	"github.com/seed-d8a409e9/training-operator/internal/serving/metricsfilter"
 	"github.com/seed-d8a409e9/training-operator/kinds"
@@ -185,8 +188,47 @@ func New(restCfg *rest.Config, cfg *configv1alpha1.Configuration, o Overrides) (
 	if err := controllers.Setup(mgr, cfg, kinds.All(), kueueSettings); err != nil {
 		return nil, fmt.Errorf("setting up controllers: %w", err)
 	}
+	if err := setupObservability(mgr, cfg, op.Certs); err != nil {
+		return nil, fmt.Errorf("setting up metrics: %w", err)
+	}
 	return op, nil
 }
+
+// setupObservability serves the gauges computed at scrape time: the jobs
+// by state from the leader's cache (its controllers' informers: no API
+// request, and a standby starts no informer for them), and the serving
+// certificate's expiry on every replica, each serving its own files.
+func setupObservability(mgr ctrl.Manager, cfg *configv1alpha1.Configuration, certs *cert.Provider) error {
+	observability.Register()
+	var ks []observability.Kind
+	for _, name := range cfg.EnabledSchemes {
+		for _, k := range kinds.All() {
+			if strings.EqualFold(k.Info.Kind, name) {
+				ks = append(ks, observability.Kind{List: kubeflowv1.GroupVersion.WithKind(k.Info.Kind + "List"), Framework: k.Info.FrameworkName})
+			}
+		}
+	}
+	if err := mgr.Add(manager.RunnableFunc(func(ctx context.Context) error {
+		observability.Jobs.Serve(ctx, mgr.GetCache(), mgr.GetScheme(), ks)
+		return nil
+	})); err != nil {
+		return err
+	}
+	if certs == nil {
+		return nil
+	}
+	return mgr.Add(everyReplica(func(ctx context.Context) { observability.Cert.Serve(ctx, certs.NotAfter) }))
+}
+
+// everyReplica is a runnable that runs on standby replicas too.
+type everyReplica func(context.Context)
+
+func (f everyReplica) Start(ctx context.Context) error {
+	f(ctx)
+	return nil
+}
+
+func (everyReplica) NeedLeaderElection() bool { return false }
 
 // newCertProvider sets up the webhook serving certificate as configured:
 // built-in self-signed certificates whose CA bundle is injected into the

@@ -55,6 +55,19 @@ func (ca *KeyPair) Renew(reuseKey bool) (*KeyPair, error) {
 	}, nil, key)
 }
 
+// ServingCertFor is ServingCert valid for validity (the alert on a
+// certificate near expiry needs both sides of its threshold).
+func (ca *KeyPair) ServingCertFor(validity time.Duration, commonName string, dnsNames ...string) (*KeyPair, error) {
+	return issue(&x509.Certificate{
+		Subject:     pkix.Name{CommonName: commonName},
+		DNSNames:    append([]string{"localhost"}, dnsNames...),
+		IPAddresses: []net.IP{net.ParseIP("127.0.0.1")},
+		KeyUsage:    x509.KeyUsageDigitalSignature,
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+		NotAfter:    time.Now().Add(validity),
+	}, ca)
+}
+
 func issue(tmpl *x509.Certificate, parent *KeyPair) (*KeyPair, error) {
 	return issueWithKey(tmpl, parent, nil)
 }
@@ -70,7 +83,10 @@ func issueWithKey(tmpl *x509.Certificate, parent *KeyPair, key *ecdsa.PrivateKey
 	if tmpl.SerialNumber, err = rand.Int(rand.Reader, big.NewInt(1<<62)); err != nil {
 		return nil, err
 	}
-	tmpl.NotBefore, tmpl.NotAfter = time.Now().Add(-time.Hour), time.Now().Add(24*time.Hour)
+	tmpl.NotBefore = time.Now().Add(-time.Hour)
+	if tmpl.NotAfter.IsZero() {
+		tmpl.NotAfter = time.Now().Add(24 * time.Hour)
+	}
 	signer, signerKey := tmpl, key
 	if parent != nil {
 		signer, signerKey = parent.Cert, parent.Key
