@@ -141,7 +141,7 @@ func TestAlertsOnTheRunningOperator(t *testing.T) {
 		if err := k8s.Get(ctx, client.ObjectKey{Namespace: "team-a", Name: "restarts"}, &j); err != nil {
 			return false
 		}
-		return j.Status.Restarts >= 1 && hasCondition(&j.Status, kubeflowv1.JobRunning)
+		return j.Status.Attempt() >= 1 && hasCondition(&j.Status, kubeflowv1.JobRunning)
 	})
 
 	seen := prom.run(t, window)
