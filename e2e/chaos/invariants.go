@@ -136,6 +136,9 @@ func check(in checkInput) ([]violation, checkStats) {
 		}
 
 		pods := podsByJob[key]
+		if e.Suspend && overlapsGap(span[key], in.History.Gaps) {
+			pods = relistedAsSuspended(pods)
+		}
 		// Cleanup deletions follow the terminal status write; its observation
 		// is precise to the millisecond, the condition's time only to the second.
 		finishedAt := span[key].to
@@ -243,6 +246,25 @@ func lostAt(spans []lostSpan, t time.Time) bool {
 		}
 	}
 	return false
+}
+
+// relistedAsSuspended marks as the suspension's the pods of a suspended
+// job whose going was learnt from a relist: their mark was in no event the
+// recorder's broken watch delivered (seed 4's apiserver restart took a
+// suspension's three deletions with it).
+func relistedAsSuspended(pods []podObs) []podObs {
+	relisted := map[string]bool{}
+	for _, p := range pods {
+		if p.Gone && p.Relisted {
+			relisted[p.UID] = true
+		}
+	}
+	out := make([]podObs, len(pods))
+	for i, p := range pods {
+		p.Suspended = p.Suspended || relisted[p.UID]
+		out[i] = p
+	}
+	return out
 }
 
 // suspendedUIDs are the pods seen with the operator's suspension mark: it

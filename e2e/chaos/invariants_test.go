@@ -745,3 +745,25 @@ func TestTookOver(t *testing.T) {
 		}
 	}
 }
+
+// A suspension whose deletions went while the recorder's watch was broken:
+// the pods' going is learnt from a relist, without their mark.
+func TestCheckSuspensionAcrossWatchGap(t *testing.T) {
+	in := suspendInput(true, 0, 0)
+	for i := range in.History.Pods {
+		p := &in.History.Pods[i]
+		p.Suspended = false
+		if p.Gone && (p.UID == "m0" || p.UID == "w0") {
+			p.Relisted = true
+		}
+	}
+	in.History.Gaps = []time.Time{at(5.1)}
+	if vs, _ := check(in); len(vs) != 0 {
+		t.Errorf("violations %+v, want none", vs)
+	}
+	// Without the gap the same unmarked deletions are someone else's.
+	in.History.Gaps = nil
+	if vs, _ := check(in); len(vs) == 0 {
+		t.Error("unmarked deletions outside a gap: no violation")
+	}
+}
