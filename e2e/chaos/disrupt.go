@@ -18,6 +18,7 @@ package main
 
 import (
 	"context"
+	"maps"
 	"strings"
 	"sync"
 	"time"
@@ -97,9 +98,5 @@ func (d *disruptor) delete(job, ns string, p podObs) {
 func (d *disruptor) results() map[string]disruption {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	out := make(map[string]disruption, len(d.done))
-	for k, v := range d.done {
-		out[k] = v
-	}
-	return out
+	return maps.Clone(d.done)
 }

@@ -20,6 +20,7 @@ import (
 	"context"
 	"fmt"
 	"log"
+	"maps"
 	"strings"
 	"sync"
 	"time"
@@ -124,9 +125,5 @@ func (s *suspender) suspended(j plannedJob) bool {
 func (s *suspender) results() map[string]bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	out := make(map[string]bool, len(s.done))
-	for k, v := range s.done {
-		out[k] = v
-	}
-	return out
+	return maps.Clone(s.done)
 }

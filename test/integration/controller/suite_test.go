@@ -196,25 +196,30 @@ func eventNotes(ctx context.Context, ns, reason string) []string {
 // eventCount sums the counts of the namespace's core/v1 Events with that
 // reason: the recorder folds a repeated event into its Event's count.
 func eventCount(ctx context.Context, ns, reason string) int32 {
-	var el corev1.EventList
-	Expect(k8s.List(ctx, &el, client.InNamespace(ns))).To(Succeed())
 	var n int32
-	for _, e := range el.Items {
-		if e.Reason == reason {
-			n += max(e.Count, 1)
-		}
+	for _, e := range eventsOf(ctx, ns, reason) {
+		n += max(e.Count, 1)
 	}
 	return n
 }
 
 // eventMessages lists the messages of the namespace's events of reason.
 func eventMessages(ctx context.Context, ns, reason string) []string {
+	var out []string
+	for _, e := range eventsOf(ctx, ns, reason) {
+		out = append(out, e.Message)
+	}
+	return out
+}
+
+// eventsOf lists the namespace's events of reason.
+func eventsOf(ctx context.Context, ns, reason string) []corev1.Event {
 	var el corev1.EventList
 	Expect(k8s.List(ctx, &el, client.InNamespace(ns))).To(Succeed())
-	var out []string
+	var out []corev1.Event
 	for _, e := range el.Items {
 		if e.Reason == reason {
-			out = append(out, e.Message)
+			out = append(out, e)
 		}
 	}
 	return out
