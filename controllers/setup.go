@@ -67,6 +67,8 @@ func Setup(mgr ctrl.Manager, cfg *configv1alpha1.Configuration, all []kinds.Kind
 	if err != nil {
 		return fmt.Errorf("gang scheduling: %w", err)
 	}
+	// One handler per child informer for every kind's controllers.
+	childEvents := engine.NewChildEvents(mgr.GetCache())
 	var queued []func() kubeflowv1.Job
 	for _, name := range cfg.EnabledSchemes {
 		k, err := lookup(all, name)
@@ -86,6 +88,7 @@ func Setup(mgr ctrl.Manager, cfg *configv1alpha1.Configuration, all []kinds.Kind
 				NoPodTracking:           !ptr.Deref(cfg.Controller.PodTracking, true),
 				Gang:                    gangs.Selector(),
 				Memory:                  gangs.Memory(),
+				Children:                childEvents,
 				OnController: func(c controller.Controller) error {
 					gangs.Register(controllerName, fw.NewJob(), c)
 					return nil

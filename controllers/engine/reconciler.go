@@ -48,6 +48,11 @@ type Options struct {
 	// memory of this controller's own. Sharing it with the gang scheduler
 	// frees the gang's records with the job.
 	Memory *JobMemory
+	// Children hands the controllers the events of the pods and Services
+	// their jobs control (ChildEvents); nil means a fan-out of this
+	// controller's own. One shared by every kind keeps one handler per
+	// child informer.
+	Children *ChildEvents
 	// OnController, if set, receives the built controller so that callers can
 	// add watches later (the gang scheduler watches PodGroups once their API
 	// is served).
@@ -124,13 +129,26 @@ func (r *Reconciler[J]) SetupWithManager(mgr ctrl.Manager) error {
 	if err != nil {
 		return err
 	}
-	owner := enqueueController(gvk.GroupKind(), r.opts.ChildEventDelay)
-	mine := ownedBy(gvk.GroupKind())
+	gk := gvk.GroupKind()
+	owner := enqueueController(gk, r.opts.ChildEventDelay)
+	mine := ownedBy(gk)
+	children := r.opts.Children
+	if children == nil {
+		children = NewChildEvents(mgr.GetCache())
+	}
+	pods, err := children.Source(childPods, &corev1.Pod{}, gk, owner, r.goneFromCache("pod/"), r.podLeft(), podChanged())
+	if err != nil {
+		return err
+	}
+	services, err := children.Source(childServices, NewServiceMeta(), gk, owner, r.goneFromCache("svc/"), metaChanged())
+	if err != nil {
+		return err
+	}
 	b := ctrl.NewControllerManagedBy(mgr).
 		For(r.fw.NewJob(), builder.WithPredicates(r.jobGone(), r.notOwnEcho())).
 		Named(r.fw.ControllerName()).
-		Watches(&corev1.Pod{}, owner, builder.WithPredicates(mine, r.goneFromCache("pod/"), r.podLeft(), podChanged())).
-		Watches(NewServiceMeta(), owner, builder.WithPredicates(mine, r.goneFromCache("svc/"), metaChanged())).
+		WatchesRawSource(pods).
+		WatchesRawSource(services).
 		WithOptions(controller.Options{MaxConcurrentReconciles: r.opts.MaxConcurrentReconciles})
 	for _, t := range r.fw.extraTypes {
 		b = b.Watches(t.Object, owner, builder.WithPredicates(mine, r.goneFromCache(strings.ToLower(kindOf(t.Object))+"/")))
@@ -139,7 +157,7 @@ func (r *Reconciler[J]) SetupWithManager(mgr ctrl.Manager) error {
 	if err != nil {
 		return err
 	}
-	if err := r.setupPodTracking(mgr); err != nil {
+	if err := r.setupPodTracking(mgr, children, gk); err != nil {
 		return err
 	}
 	if r.opts.OnController == nil {

@@ -10,10 +10,10 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/workqueue"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	ctrlevent "sigs.k8s.io/controller-runtime/pkg/event"
@@ -199,8 +199,9 @@ type podTracking[J Job[J]] struct {
 	r *Reconciler[J]
 }
 
-// setupPodTracking registers the pod-tracking controller of r's kind.
-func (r *Reconciler[J]) setupPodTracking(mgr ctrl.Manager) error {
+// setupPodTracking registers the pod-tracking controller of r's kind (gk),
+// fed by children.
+func (r *Reconciler[J]) setupPodTracking(mgr ctrl.Manager, children *ChildEvents, gk schema.GroupKind) error {
 	pt := &podTracking[J]{r: r}
 	kind := r.fw.Kind()
 	// Only pods of a job that cannot release them: otherwise every pod of a
@@ -222,14 +223,18 @@ func (r *Reconciler[J]) setupPodTracking(mgr ctrl.Manager) error {
 			pt.enqueuePods(e.Object, q)
 		},
 	}
+	pods, err := children.Source(childPods, &corev1.Pod{}, gk, &handler.EnqueueRequestForObject{}, predicate.Funcs{
+		CreateFunc:  func(e ctrlevent.CreateEvent) bool { return mine(e.Object) },
+		UpdateFunc:  func(e ctrlevent.UpdateEvent) bool { return mine(e.ObjectNew) },
+		DeleteFunc:  func(ctrlevent.DeleteEvent) bool { return false },
+		GenericFunc: func(e ctrlevent.GenericEvent) bool { return mine(e.Object) },
+	})
+	if err != nil {
+		return err
+	}
 	return ctrl.NewControllerManagedBy(mgr).
 		Named(r.fw.ControllerName()+"-pod-tracking").
-		For(&corev1.Pod{}, builder.WithPredicates(predicate.Funcs{
-			CreateFunc:  func(e ctrlevent.CreateEvent) bool { return mine(e.Object) },
-			UpdateFunc:  func(e ctrlevent.UpdateEvent) bool { return mine(e.ObjectNew) },
-			DeleteFunc:  func(ctrlevent.DeleteEvent) bool { return false },
-			GenericFunc: func(e ctrlevent.GenericEvent) bool { return mine(e.Object) },
-		})).
+		WatchesRawSource(pods).
 		Watches(r.fw.NewJob(), jobGone).
 		WithOptions(controller.Options{MaxConcurrentReconciles: r.opts.MaxConcurrentReconciles}).
 		Complete(pt)
