@@ -100,10 +100,13 @@ func (r *Reconciler[J]) writeStatus(ctx context.Context, cached J, st *kubeflowv
 	if err := r.client.Status().Patch(ctx, meta, client.RawPatch(types.MergePatchType, patch)); err != nil {
 		return 0, err
 	}
-	written := cached.DeepCopy()
-	ws := written.JobStatus()
-	*ws = kubeflowv1.JobStatus{}
-	if err := json.Unmarshal(stored, ws); err != nil {
+	// The memory keeps only the written status and version: an empty job
+	// with the cached one's identity carries them, not a copy of all of it.
+	written := r.fw.NewJob()
+	written.SetNamespace(cached.GetNamespace())
+	written.SetName(cached.GetName())
+	written.SetUID(cached.GetUID())
+	if err := json.Unmarshal(stored, written.JobStatus()); err != nil {
 		return 0, err
 	}
 	written.SetResourceVersion(meta.GetResourceVersion())
