@@ -361,6 +361,7 @@ func (r *Report) Markdown() string {
 		fmt.Fprintf(&b, "| whole run | operator peak RSS | %s |\n", formatValue(run.Footprint.PeakRSSMiB, "MiB"))
 		b.WriteString(targetsMarkdown(targets(run)))
 		b.WriteString(trackedCostMarkdown(run))
+		b.WriteString(scaleMarkdown(run))
 		for _, res := range run.Results {
 			b.WriteString(overGoalWritesMarkdown(res))
 			if res.API == nil || res.Jobs == 0 {
