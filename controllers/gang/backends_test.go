@@ -1,6 +1,7 @@
 package gang
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -271,7 +272,7 @@ func TestDecoratePod(t *testing.T) {
 	}{
 		{
 			name: "volcano",
-			s:    m.volcano, pod: pod(""),
+			s:    selectable(t, m, configv1alpha1.PodGroupAPIVolcano), pod: pod(""),
 			want: &corev1.Pod{
 				ObjectMeta: metav1.ObjectMeta{Name: "job-worker-0", Labels: map[string]string{"a": "b"}, Annotations: map[string]string{
 					"c": "d", "scheduling.k8s.io/group-name": "job", "volcano.sh/task-spec": "worker"}},
@@ -280,7 +281,7 @@ func TestDecoratePod(t *testing.T) {
 		},
 		{
 			name: "another scheduler in the template is kept, with a warning",
-			s:    m.volcano, pod: pod("default-scheduler"),
+			s:    selectable(t, m, configv1alpha1.PodGroupAPIVolcano), pod: pod("default-scheduler"),
 			want: &corev1.Pod{
 				ObjectMeta: metav1.ObjectMeta{Name: "job-worker-0", Labels: map[string]string{"a": "b"}, Annotations: map[string]string{
 					"c": "d", "scheduling.k8s.io/group-name": "job", "volcano.sh/task-spec": "worker"}},
@@ -290,7 +291,7 @@ func TestDecoratePod(t *testing.T) {
 		},
 		{
 			name: "scheduler-plugins",
-			s:    m.plugins, pod: pod(""),
+			s:    selectable(t, m, configv1alpha1.PodGroupAPISchedulerPlugins), pod: pod(""),
 			want: &corev1.Pod{
 				ObjectMeta: metav1.ObjectMeta{Name: "job-worker-0", Labels: map[string]string{"a": "b", "scheduling.x-k8s.io/pod-group": "job"},
 					Annotations: map[string]string{"c": "d"}},
@@ -324,5 +325,42 @@ func TestDecoratePod(t *testing.T) {
 				t.Errorf("pod (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// selectable is m's backend of api that a replica template selects by name.
+func selectable(t *testing.T, m *Manager, api configv1alpha1.PodGroupAPI) *scheduler {
+	t.Helper()
+	for _, s := range m.selectable {
+		if s.api == api {
+			return s
+		}
+	}
+	t.Fatalf("no selectable backend %q", api)
+	return nil
+}
+
+// Every podGroupAPI the Configuration accepts has its entry in backends,
+// and every entry a value: a backend is its file, its entry and its value.
+func TestEveryPodGroupAPIHasABackend(t *testing.T) {
+	var registered []configv1alpha1.PodGroupAPI
+	for _, e := range backends {
+		registered = append(registered, e.api)
+		if e.new == nil {
+			t.Errorf("backend %q has no constructor", e.api)
+		}
+		if (e.addToScheme == nil) != e.kind.Empty() {
+			t.Errorf("backend %q: addToScheme and the kind it registers go together", e.api)
+		}
+	}
+	if !slices.Equal(registered, configv1alpha1.PodGroupAPIs()) {
+		t.Errorf("backends %v, podGroupAPI values %v", registered, configv1alpha1.PodGroupAPIs())
+	}
+	// Each is the operator default when named by podGroupAPI.
+	for _, api := range configv1alpha1.PodGroupAPIs() {
+		m := New(Options{Config: configv1alpha1.GangScheduling{PodGroupAPI: api, SchedulerPluginsSchedulerName: "sp"}})
+		if m.def == nil || m.def.api != api || m.def.b.name() == "" {
+			t.Errorf("podGroupAPI %q: default backend %+v", api, m.def)
+		}
 	}
 }

@@ -18,6 +18,9 @@
 // scheduler selects scheduler-plugins, otherwise the operator default applies
 // (gangScheduling.schedulerName and gangScheduling.podGroupAPI).
 //
+// A backend is one file implementing the backend interface, its entry in
+// registry.go's table and its value of the Configuration's podGroupAPI.
+//
 // A missing PodGroup API (CRD not installed, API version disabled) never
 // fails the operator: it is discovered at call time, reported on the job and
 // in an event, and the job proceeds once the API appears. PodGroups are
@@ -26,7 +29,6 @@ package gang
 
 import (
 	"context"
-	"strings"
 	"sync"
 	"time"
 
@@ -39,11 +41,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
-	volcanov1beta1 "volcano.sh/apis/pkg/apis/scheduling/v1beta1"
 
 	configv1alpha1 "github.com/seed-d8a409e9/training-operator/apis/config/v1alpha1"
 	kubeflowv1 "github.com/seed-d8a409e9/training-operator/apis/kubeflow.org/v1"
-	schedpluginsv1alpha1 "github.com/seed-d8a409e9/training-operator/apis/scheduling/v1alpha1"
 	"github.com/seed-d8a409e9/training-operator/controllers/engine"
 )
 
@@ -93,7 +93,11 @@ type Options struct {
 type Manager struct {
 	opts Options
 
-	volcano, plugins, def *scheduler
+	// selectable are the backends a replica template selects by its
+	// schedulerName, in the table's order; def is the operator default (nil:
+	// gang scheduling off for jobs that select none).
+	selectable []*scheduler
+	def        *scheduler
 
 	mu          sync.Mutex
 	missing     map[schema.GroupVersionKind]time.Time // API absent, re-checked after the time
@@ -106,22 +110,6 @@ type Manager struct {
 type registration struct {
 	ctrl  controller.Controller
 	owner client.Object
-}
-
-// AddToScheme registers the Volcano and scheduler-plugins PodGroup types;
-// the native scheduling.k8s.io types are part of client-go's scheme.
-func AddToScheme(s *runtime.Scheme) error {
-	if !s.Recognizes(volcanov1beta1.SchemeGroupVersion.WithKind("PodGroup")) {
-		if err := volcanov1beta1.AddToScheme(s); err != nil {
-			return err
-		}
-	}
-	if !s.Recognizes(schedpluginsv1alpha1.GroupVersion.WithKind("PodGroup")) {
-		if err := schedpluginsv1alpha1.AddToScheme(s); err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 // New builds a Manager. It never talks to the API server.
@@ -144,17 +132,14 @@ func New(opts Options) *Manager {
 		priorities:  &priorityCache{},
 	}
 	cfg := opts.Config
-	m.volcano = &scheduler{m: m, b: volcanoBackend{}, schedulerName: VolcanoSchedulerName}
-	m.plugins = &scheduler{m: m, b: pluginsBackend{}, schedulerName: cfg.SchedulerPluginsSchedulerName}
-
+	for _, e := range backends {
+		if e.schedulerName != nil {
+			m.selectable = append(m.selectable, &scheduler{m: m, b: e.new(), api: e.api, schedulerName: e.schedulerName(cfg)})
+		}
+	}
 	api, name := defaultBackend(cfg)
-	switch api {
-	case configv1alpha1.PodGroupAPIVolcano:
-		m.def = &scheduler{m: m, b: volcanoBackend{}, schedulerName: name}
-	case configv1alpha1.PodGroupAPISchedulerPlugins:
-		m.def = &scheduler{m: m, b: pluginsBackend{}, schedulerName: name}
-	case configv1alpha1.PodGroupAPIKubernetes:
-		m.def = &scheduler{m: m, b: nativeBackend{}, schedulerName: name}
+	if e, ok := entryOf(api); ok {
+		m.def = &scheduler{m: m, b: e.new(), api: e.api, schedulerName: name}
 	}
 	return m
 }
@@ -180,32 +165,6 @@ func NewForManager(mgr ctrl.Manager, cfg configv1alpha1.GangScheduling, recorder
 	}), nil
 }
 
-// defaultBackend resolves the operator-wide default: the PodGroup API and the
-// scheduler name given to pods whose template names none. An empty API means
-// gang scheduling is off for jobs that do not select a gang scheduler.
-func defaultBackend(cfg configv1alpha1.GangScheduling) (configv1alpha1.PodGroupAPI, string) {
-	api, name := cfg.PodGroupAPI, cfg.SchedulerName
-	if api == "" {
-		switch {
-		case name == "":
-			return "", ""
-		case strings.EqualFold(name, VolcanoSchedulerName):
-			api = configv1alpha1.PodGroupAPIVolcano
-		default:
-			api = configv1alpha1.PodGroupAPISchedulerPlugins
-		}
-	}
-	if name == "" {
-		switch api {
-		case configv1alpha1.PodGroupAPIVolcano:
-			name = VolcanoSchedulerName
-		case configv1alpha1.PodGroupAPISchedulerPlugins:
-			name = cfg.SchedulerPluginsSchedulerName
-		}
-	}
-	return api, name
-}
-
 // Selector is the engine's per-job backend choice.
 func (m *Manager) Selector() engine.GangSelector {
 	return func(job engine.GangJob) engine.GangScheduler {
@@ -217,7 +176,8 @@ func (m *Manager) Selector() engine.GangSelector {
 }
 
 // choose returns the job's backend: the first replica template (in the
-// framework's order) naming Volcano or the scheduler-plugins scheduler wins,
+// framework's order) naming a backend's scheduler (Volcano's, the
+// scheduler-plugins scheduler) wins,
 // else the operator default (nil when gang scheduling is off).
 func (m *Manager) choose(job engine.GangJob) *scheduler {
 	specs := job.Job.ReplicaSpecs()
@@ -226,12 +186,14 @@ func (m *Manager) choose(job engine.GangJob) *scheduler {
 		if spec == nil {
 			continue
 		}
-		switch name := spec.Template.Spec.SchedulerName; {
-		case name == "":
-		case name == VolcanoSchedulerName:
-			return m.volcano
-		case name == m.opts.Config.SchedulerPluginsSchedulerName:
-			return m.plugins
+		name := spec.Template.Spec.SchedulerName
+		if name == "" {
+			continue
+		}
+		for _, sc := range m.selectable {
+			if name == sc.schedulerName {
+				return sc
+			}
 		}
 	}
 	return m.def
@@ -250,6 +212,7 @@ func (m *Manager) Register(controllerName string, owner client.Object, c control
 type scheduler struct {
 	m             *Manager
 	b             backend
+	api           configv1alpha1.PodGroupAPI
 	schedulerName string
 }
 

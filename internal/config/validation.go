@@ -120,11 +120,8 @@ func validateGangScheduling(p *field.Path, g *configv1alpha1.GangScheduling) fie
 	default:
 		errs = append(errs, dnsSubdomain(sp, g.SchedulerPluginsSchedulerName)...)
 	}
-	switch g.PodGroupAPI {
-	case "", configv1alpha1.PodGroupAPIVolcano, configv1alpha1.PodGroupAPISchedulerPlugins, configv1alpha1.PodGroupAPIKubernetes:
-	default:
-		errs = append(errs, field.NotSupported(p.Child("podGroupAPI"), g.PodGroupAPI, []configv1alpha1.PodGroupAPI{
-			configv1alpha1.PodGroupAPIVolcano, configv1alpha1.PodGroupAPISchedulerPlugins, configv1alpha1.PodGroupAPIKubernetes}))
+	if g.PodGroupAPI != "" && !slices.Contains(configv1alpha1.PodGroupAPIs(), g.PodGroupAPI) {
+		errs = append(errs, field.NotSupported(p.Child("podGroupAPI"), g.PodGroupAPI, configv1alpha1.PodGroupAPIs()))
 	}
 	return errs
 }

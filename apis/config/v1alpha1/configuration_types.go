@@ -173,6 +173,11 @@ const (
 	PodGroupAPIKubernetes PodGroupAPI = "kubernetes"
 )
 
+// PodGroupAPIs are the values podGroupAPI accepts, one per gang backend.
+func PodGroupAPIs() []PodGroupAPI {
+	return []PodGroupAPI{PodGroupAPIVolcano, PodGroupAPISchedulerPlugins, PodGroupAPIKubernetes}
+}
+
 // Controller configures the job reconcilers.
 type Controller struct {
 	// DefaultConcurrency is the number of jobs of one kind reconciled in
