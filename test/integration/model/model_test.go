@@ -1263,9 +1263,12 @@ func (e *env) hold(ctx context.Context, pod *corev1.Pod, add bool) error {
 		return nil
 	}
 	// A uid mismatch is refused as an invalid (immutable) field: tell it
-	// from other refusals by the pod that is there now.
+	// from other refusals by the pod that is there now. So is a finalizer
+	// added to a pod someone else is already deleting (PodGC, by name, with
+	// a stale list): the incarnation is ending before the step acted.
 	var now corev1.Pod
-	if gerr := e.api.Get(ctx, client.ObjectKeyFromObject(target), &now); apierrors.IsNotFound(gerr) || (gerr == nil && now.UID != pod.UID) {
+	gerr := e.api.Get(ctx, client.ObjectKeyFromObject(target), &now)
+	if apierrors.IsNotFound(gerr) || (gerr == nil && (now.UID != pod.UID || add && now.DeletionTimestamp != nil)) {
 		return errGone
 	}
 	return err
