@@ -18,7 +18,9 @@ package security_test
 
 import (
 	"fmt"
+	"maps"
 	"net/http"
+	"net/url"
 	"os"
 	"slices"
 	"sort"
@@ -43,16 +45,25 @@ func (c apiCall) String() string {
 	return fmt.Sprintf("%s %s %s", g, c.resource, c.verb)
 }
 
+// callScope is where a request went: its namespace ("" for a
+// cluster-scoped object or a request across all namespaces) and the object's
+// name ("" for a list or watch of all, or a create).
+type callScope struct {
+	namespace, name string
+}
+
 // recorder counts the operator's API requests by (group, resource, verb),
-// and keeps non-resource requests (discovery) apart.
+// with the namespaces and names each went to, and keeps non-resource
+// requests (discovery) apart.
 type recorder struct {
 	mu          sync.Mutex
 	calls       map[apiCall]int
+	where       map[apiCall]map[callScope]bool
 	nonResource map[string]int
 }
 
 func newRecorder() *recorder {
-	return &recorder{calls: map[apiCall]int{}, nonResource: map[string]int{}}
+	return &recorder{calls: map[apiCall]int{}, where: map[apiCall]map[callScope]bool{}, nonResource: map[string]int{}}
 }
 
 type roundTripperFunc func(*http.Request) (*http.Response, error)
@@ -68,20 +79,36 @@ func (r *recorder) wrap(rt http.RoundTripper) http.RoundTripper {
 }
 
 func (r *recorder) record(req *http.Request) {
-	call, ok := parseRequest(req.Method, req.URL.Path, req.URL.Query().Get("watch"))
+	q := req.URL.Query()
+	call, scope, ok := parseRequest(req.Method, req.URL.Path, q)
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if !ok {
 		r.nonResource[strings.ToLower(req.Method)+" "+req.URL.Path]++
 		return
 	}
-	r.calls[call]++
+	r.add(call, scope)
 	// client-go's informers list with a streaming watch
 	// (sendInitialEvents=true) and fall back to a plain LIST where the
 	// server does not support it: such a watch uses the list grant too.
-	if call.verb == "watch" && req.URL.Query().Get("sendInitialEvents") == "true" {
-		r.calls[apiCall{call.group, call.resource, "list"}]++
+	if call.verb == "watch" && q.Get("sendInitialEvents") == "true" {
+		r.add(apiCall{call.group, call.resource, "list"}, scope)
 	}
+}
+
+func (r *recorder) add(c apiCall, scope callScope) {
+	r.calls[c]++
+	if r.where[c] == nil {
+		r.where[c] = map[callScope]bool{}
+	}
+	r.where[c][scope] = true
+}
+
+// scopes is where the calls c went.
+func (r *recorder) scopes(c apiCall) []callScope {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Collect(maps.Keys(r.where[c]))
 }
 
 func (r *recorder) snapshot() map[apiCall]int {
@@ -98,7 +125,12 @@ func (r *recorder) snapshot() map[apiCall]int {
 // request-info resolver does: /api/v1/... is the core group,
 // /apis/<group>/<version>/... the others; namespaces/<ns>/ prefixes
 // namespaced resources; GET without a name is list (or watch), with one get.
-func parseRequest(method, path, watchParam string) (apiCall, bool) {
+//
+// The scope is the request's namespace and the object's name; a list or
+// watch selecting one object by metadata.name (as RBAC's resourceNames
+// allow) names it too.
+func parseRequest(method, path string, query url.Values) (apiCall, callScope, bool) {
+	watchParam := query.Get("watch")
 	parts := strings.Split(strings.Trim(path, "/"), "/")
 	var group string
 	switch {
@@ -107,10 +139,11 @@ func parseRequest(method, path, watchParam string) (apiCall, bool) {
 	case len(parts) >= 4 && parts[0] == "apis":
 		group, parts = parts[1], parts[3:]
 	default:
-		return apiCall{}, false
+		return apiCall{}, callScope{}, false
 	}
+	var namespace string
 	if len(parts) >= 3 && parts[0] == "namespaces" {
-		parts = parts[2:]
+		namespace, parts = parts[1], parts[2:]
 	}
 	resource, name := parts[0], ""
 	if len(parts) > 1 {
@@ -130,6 +163,9 @@ func parseRequest(method, path, watchParam string) (apiCall, bool) {
 		default:
 			verb = "get"
 		}
+		if name == "" {
+			name = selectedName(query.Get("fieldSelector"))
+		}
 	case http.MethodPost:
 		verb = "create"
 	case http.MethodPut:
@@ -144,30 +180,52 @@ func parseRequest(method, path, watchParam string) (apiCall, bool) {
 	default:
 		verb = strings.ToLower(method)
 	}
-	return apiCall{group, resource, verb}, true
+	if resource == "namespaces" && len(parts) == 2 {
+		// GET /api/v1/namespaces/<name>: the namespace object itself.
+		namespace = ""
+	}
+	return apiCall{group, resource, verb}, callScope{namespace, name}, true
+}
+
+// selectedName is the name a field selector "metadata.name=<name>" selects.
+func selectedName(selector string) string {
+	for _, term := range strings.Split(selector, ",") {
+		if n, ok := strings.CutPrefix(term, "metadata.name="); ok {
+			return n
+		}
+	}
+	return ""
 }
 
 func TestParseRequest(t *testing.T) {
 	for _, tc := range []struct {
 		method, path, watch string
 		want                apiCall
+		scope               callScope
 	}{
-		{"GET", "/api/v1/namespaces/ns/pods", "", apiCall{"", "pods", "list"}},
-		{"GET", "/api/v1/namespaces/ns/pods", "true", apiCall{"", "pods", "watch"}},
-		{"GET", "/api/v1/namespaces/ns/pods/p", "", apiCall{"", "pods", "get"}},
-		{"POST", "/api/v1/namespaces/ns/pods/p/exec", "", apiCall{"", "pods/exec", "create"}},
-		{"GET", "/api/v1/namespaces/kubeflow", "", apiCall{"", "namespaces", "get"}},
-		{"PATCH", "/apis/kubeflow.org/v1/namespaces/ns/pytorchjobs/j/status", "", apiCall{"kubeflow.org", "pytorchjobs/status", "patch"}},
-		{"PUT", "/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations/v", "", apiCall{"admissionregistration.k8s.io", "validatingwebhookconfigurations", "update"}},
-		{"DELETE", "/apis/autoscaling/v2/namespaces/ns/horizontalpodautoscalers/h", "", apiCall{"autoscaling", "horizontalpodautoscalers", "delete"}},
-		{"POST", "/apis/authentication.k8s.io/v1/tokenreviews", "", apiCall{"authentication.k8s.io", "tokenreviews", "create"}},
+		{"GET", "/api/v1/namespaces/ns/pods", "", apiCall{"", "pods", "list"}, callScope{"ns", ""}},
+		{"GET", "/api/v1/pods", "true", apiCall{"", "pods", "watch"}, callScope{"", ""}},
+		{"GET", "/api/v1/namespaces/ns/pods/p", "", apiCall{"", "pods", "get"}, callScope{"ns", "p"}},
+		{"POST", "/api/v1/namespaces/ns/pods/p/exec", "", apiCall{"", "pods/exec", "create"}, callScope{"ns", "p"}},
+		{"GET", "/api/v1/namespaces/kubeflow", "", apiCall{"", "namespaces", "get"}, callScope{"", "kubeflow"}},
+		{"PATCH", "/apis/kubeflow.org/v1/namespaces/ns/pytorchjobs/j/status", "", apiCall{"kubeflow.org", "pytorchjobs/status", "patch"}, callScope{"ns", "j"}},
+		{"PUT", "/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations/v", "", apiCall{"admissionregistration.k8s.io", "validatingwebhookconfigurations", "update"}, callScope{"", "v"}},
+		{"GET", "/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations?fieldSelector=metadata.name%3Dv&watch=true", "true", apiCall{"admissionregistration.k8s.io", "validatingwebhookconfigurations", "watch"}, callScope{"", "v"}},
+		{"DELETE", "/apis/autoscaling/v2/namespaces/ns/horizontalpodautoscalers/h", "", apiCall{"autoscaling", "horizontalpodautoscalers", "delete"}, callScope{"ns", "h"}},
+		{"POST", "/apis/authentication.k8s.io/v1/tokenreviews", "", apiCall{"authentication.k8s.io", "tokenreviews", "create"}, callScope{}},
 	} {
-		got, ok := parseRequest(tc.method, tc.path, tc.watch)
-		if !ok || got != tc.want {
-			t.Errorf("%s %s: got %v (%v), want %v", tc.method, tc.path, got, ok, tc.want)
+		u, err := url.Parse(tc.path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		q := u.Query()
+		q.Set("watch", tc.watch)
+		got, scope, ok := parseRequest(tc.method, u.Path, q)
+		if !ok || got != tc.want || scope != tc.scope {
+			t.Errorf("%s %s: got %v %+v (%v), want %v %+v", tc.method, tc.path, got, scope, ok, tc.want, tc.scope)
 		}
 	}
-	if _, ok := parseRequest("GET", "/apis/kubeflow.org/v1", ""); ok {
+	if _, _, ok := parseRequest("GET", "/apis/kubeflow.org/v1", url.Values{}); ok {
 		t.Errorf("discovery parsed as a resource request")
 	}
 }

@@ -433,6 +433,11 @@ func (s *suite) checkLeastPrivilege(t *testing.T, op *util.FullOperator) {
 		}
 	}
 	t.Logf("granted and not called, but needed:\n  %s", strings.Join(justified, "\n  "))
+	delegatedCalls := map[apiCall]bool{}
+	for _, d := range w.delegated {
+		delegatedCalls[d.call] = true
+	}
+	s.checkNamesAndScope(t, delegatedCalls)
 	if len(unused) > 0 {
 		t.Errorf("the chart (certManagement %s) grants what the operator never used (remove the kubebuilder:rbac markers' verbs, or the chart's rule):\n  %s", s.mode, strings.Join(unused, "\n  "))
 	}
@@ -443,6 +448,29 @@ func (s *suite) checkLeastPrivilege(t *testing.T, op *util.FullOperator) {
 func (s *suite) chartGrants(t *testing.T) map[string]map[apiCall]bool {
 	t.Helper()
 	out := map[string]map[apiCall]bool{}
+	for _, b := range s.chartBindings(t) {
+		if out[b.role] == nil {
+			out[b.role] = map[apiCall]bool{}
+		}
+		maps.Copy(out[b.role], grants(b.rules))
+	}
+	return out
+}
+
+// boundRules are the rules of one (Cluster)Role the chart binds to the
+// operator's ServiceAccount, and whether the binding is cluster-wide (a
+// ClusterRoleBinding) or in the release namespace only.
+type boundRules struct {
+	role        string
+	clusterWide bool
+	rules       []rbacv1.PolicyRule
+}
+
+// chartBindings are the chart's grants to the operator's ServiceAccount,
+// binding by binding.
+func (s *suite) chartBindings(t *testing.T) []boundRules {
+	t.Helper()
+	var out []boundRules
 	for _, o := range s.chart {
 		if o.GetKind() != "ClusterRoleBinding" && o.GetKind() != "RoleBinding" {
 			continue
@@ -464,13 +492,47 @@ func (s *suite) chartGrants(t *testing.T) map[string]map[apiCall]bool {
 		if err := runtimeConvert(role, &r); err != nil {
 			t.Fatal(err)
 		}
-		name := "chart " + b.RoleRef.Kind + " " + b.RoleRef.Name
-		if out[name] == nil {
-			out[name] = map[apiCall]bool{}
-		}
-		maps.Copy(out[name], grants(r.Rules))
+		out = append(out, boundRules{role: "chart " + b.RoleRef.Kind + " " + b.RoleRef.Name,
+			clusterWide: o.GetKind() == "ClusterRoleBinding", rules: r.Rules})
 	}
 	return out
+}
+
+// checkNamesAndScope checks the chart's grants against where the operator's
+// calls went, beyond their verbs: a rule limited to resourceNames grants
+// nothing the operator did not call by each of those names, and a
+// cluster-wide grant is used outside the release namespace (else it
+// belongs in a Role there). justified are the grants the run could not
+// exercise (the workload's delegated ones), left to the verb check.
+func (s *suite) checkNamesAndScope(t *testing.T, justified map[apiCall]bool) {
+	t.Helper()
+	var unnamed, wide []string
+	for _, b := range s.chartBindings(t) {
+		for _, rule := range b.rules {
+			for c := range grants([]rbacv1.PolicyRule{rule}) {
+				if justified[c] {
+					continue
+				}
+				scopes := s.recorder.scopes(c)
+				for _, n := range rule.ResourceNames {
+					if !slices.ContainsFunc(scopes, func(sc callScope) bool { return sc.name == n }) {
+						unnamed = append(unnamed, fmt.Sprintf("%s: %s named %q (called by names %v)", b.role, c, n, scopes))
+					}
+				}
+				if b.clusterWide && len(scopes) > 0 && !slices.ContainsFunc(scopes, func(sc callScope) bool { return sc.namespace != releaseNamespace }) {
+					wide = append(wide, fmt.Sprintf("%s: %s (called only in %s)", b.role, c, releaseNamespace))
+				}
+			}
+		}
+	}
+	slices.Sort(unnamed)
+	slices.Sort(wide)
+	if len(unnamed) > 0 {
+		t.Errorf("the chart (certManagement %s) grants by name what the operator never called by that name:\n  %s", s.mode, strings.Join(unnamed, "\n  "))
+	}
+	if len(wide) > 0 {
+		t.Errorf("the chart (certManagement %s) grants cluster-wide what the operator uses only in its own namespace (a Role there would do):\n  %s", s.mode, strings.Join(wide, "\n  "))
+	}
 }
 
 // jobCondition reports whether a job (any kind, via unstructured) has a
@@ -584,7 +646,8 @@ func (s *suite) checkMetricsAuthOutage(t *testing.T, op *util.FullOperator) {
 // XGBoostJob, whose RBAC holds none of the other kinds' rules (no
 // pods/exec, no HPA, no other job kind), and runs an XGBoostJob to success
 // and one to failure: every call the operator makes is granted, and it
-// calls nothing of the disabled kinds.
+// calls nothing of the disabled kinds; its named and cluster-wide grants
+// are used by those names and outside its namespace.
 func TestSecuritySubsetOfKinds(t *testing.T) {
 	s := startWith(t, configv1alpha1.CertManagementSelfSigned, "--set", "enabledSchemes={XGBoostJob}")
 	if got := s.config.EnabledSchemes; len(got) != 1 || !strings.EqualFold(got[0], "XGBoostJob") {
@@ -628,4 +691,5 @@ func TestSecuritySubsetOfKinds(t *testing.T) {
 		}
 	}
 	t.Logf("observed API calls:\n  %s", strings.Join(lines, "\n  "))
+	s.checkNamesAndScope(t, nil)
 }
