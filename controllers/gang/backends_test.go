@@ -2,12 +2,15 @@ package gang
 
 import (
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	schedulingv1beta1 "k8s.io/api/scheduling/v1beta1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/utils/ptr"
 	volcanov1beta1 "volcano.sh/apis/pkg/apis/scheduling/v1beta1"
 
@@ -229,6 +232,13 @@ func TestChoose(t *testing.T) {
 			job: withSchedulers("", "volcano"), wantBackend: "Volcano", wantName: "volcano"},
 		{name: "native default", cfg: configv1alpha1.GangScheduling{PodGroupAPI: "kubernetes"},
 			job: withSchedulers("", ""), wantBackend: "Kubernetes", wantName: ""},
+		{name: "a backend not enabled is not selected", cfg: configv1alpha1.GangScheduling{PodGroupAPIs: []configv1alpha1.PodGroupAPI{"scheduler-plugins"}},
+			job: withSchedulers("", "volcano")},
+		{name: "a backend not enabled falls to the default", job: withSchedulers("volcano", "scheduler-plugins-scheduler"),
+			cfg:         configv1alpha1.GangScheduling{PodGroupAPI: "kubernetes", PodGroupAPIs: []configv1alpha1.PodGroupAPI{"kubernetes", "scheduler-plugins"}},
+			wantBackend: "scheduler-plugins", wantName: "scheduler-plugins-scheduler"},
+		{name: "an enabled backend is selected", cfg: configv1alpha1.GangScheduling{PodGroupAPIs: []configv1alpha1.PodGroupAPI{"volcano"}},
+			job: withSchedulers("", "volcano"), wantBackend: "Volcano", wantName: "volcano"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -361,6 +371,50 @@ func TestEveryPodGroupAPIHasABackend(t *testing.T) {
 		m := New(Options{Config: configv1alpha1.GangScheduling{PodGroupAPI: api, SchedulerPluginsSchedulerName: "sp"}})
 		if m.def == nil || m.def.api != api || m.def.b.name() == "" {
 			t.Errorf("podGroupAPI %q: default backend %+v", api, m.def)
+		}
+	}
+}
+
+func TestDefaultBackendMustBeEnabled(t *testing.T) {
+	only := func(apis ...configv1alpha1.PodGroupAPI) []configv1alpha1.PodGroupAPI { return apis }
+	cases := []struct {
+		name    string
+		cfg     configv1alpha1.GangScheduling
+		wantErr string
+	}{
+		{name: "every backend enabled", cfg: configv1alpha1.GangScheduling{SchedulerName: "volcano"}},
+		{name: "no default", cfg: configv1alpha1.GangScheduling{PodGroupAPIs: only("kubernetes")}},
+		{name: "default enabled", cfg: configv1alpha1.GangScheduling{SchedulerName: "Volcano", PodGroupAPIs: only("volcano")}},
+		{name: "default by podGroupAPI not enabled", cfg: configv1alpha1.GangScheduling{PodGroupAPI: "kubernetes", PodGroupAPIs: only("volcano")},
+			wantErr: `gangScheduling.podGroupAPIs: Invalid value: ["volcano"]: must include "kubernetes"`},
+		{name: "default by name not enabled", cfg: configv1alpha1.GangScheduling{SchedulerName: "coscheduler", PodGroupAPIs: only("volcano")},
+			wantErr: `must include "scheduler-plugins"`},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			err := validate(tc.cfg)
+			switch {
+			case tc.wantErr == "" && err != nil:
+				t.Errorf("validate: %v", err)
+			case tc.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tc.wantErr)):
+				t.Errorf("validate: %v, want %q", err, tc.wantErr)
+			}
+		})
+	}
+}
+
+// TestResources: each backend's resources are its kinds' plural API
+// resources (what its RBAC rules must name).
+func TestResources(t *testing.T) {
+	got := Resources()
+	for _, e := range backends {
+		var want []schema.GroupResource
+		for _, k := range e.new().kinds() {
+			plural, _ := meta.UnsafeGuessKindToResource(k.gvk)
+			want = append(want, plural.GroupResource())
+		}
+		if diff := cmp.Diff(want, got[e.api]); diff != "" {
+			t.Errorf("backend %s (-want +got):\n%s", e.api, diff)
 		}
 	}
 }

@@ -133,12 +133,12 @@ func New(opts Options) *Manager {
 	}
 	cfg := opts.Config
 	for _, e := range backends {
-		if e.schedulerName != nil {
+		if e.schedulerName != nil && enabled(cfg, e.api) {
 			m.selectable = append(m.selectable, &scheduler{m: m, b: e.new(), api: e.api, schedulerName: e.schedulerName(cfg)})
 		}
 	}
 	api, name := defaultBackend(cfg)
-	if e, ok := entryOf(api); ok {
+	if e, ok := entryOf(api); ok && enabled(cfg, api) {
 		m.def = &scheduler{m: m, b: e.new(), api: e.api, schedulerName: name}
 	}
 	return m
@@ -151,6 +151,9 @@ func (m *Manager) Memory() *engine.JobMemory { return m.memory }
 // NewForManager builds a Manager on a controller-runtime manager and
 // registers the PodGroup types in its scheme. Call before the manager starts.
 func NewForManager(mgr ctrl.Manager, cfg configv1alpha1.GangScheduling, recorder func(controllerName string) engine.EventRecorder) (*Manager, error) {
+	if err := validate(cfg); err != nil {
+		return nil, err
+	}
 	if err := AddToScheme(mgr.GetScheme()); err != nil {
 		return nil, err
 	}
@@ -234,6 +237,8 @@ type backend interface {
 // kindInfo describes one API object kind a backend keeps.
 type kindInfo struct {
 	gvk schema.GroupVersionKind
+	// resource is the kind's plural API resource (for RBAC).
+	resource string
 	// hint says how to get the API when it is missing.
 	hint string
 	new  func() client.Object

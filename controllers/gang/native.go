@@ -21,14 +21,16 @@ const nativeHint = "Kubernetes 1.37+ with the GenericWorkload feature gate on ku
 
 var (
 	nativeWorkload = kindInfo{
-		gvk:  schedulingv1beta1.SchemeGroupVersion.WithKind("Workload"),
-		hint: nativeHint,
-		new:  func() client.Object { return &schedulingv1beta1.Workload{} },
+		gvk:      schedulingv1beta1.SchemeGroupVersion.WithKind("Workload"),
+		resource: "workloads",
+		hint:     nativeHint,
+		new:      func() client.Object { return &schedulingv1beta1.Workload{} },
 	}
 	nativePodGroup = kindInfo{
-		gvk:  schedulingv1beta1.SchemeGroupVersion.WithKind("PodGroup"),
-		hint: nativeHint,
-		new:  func() client.Object { return &schedulingv1beta1.PodGroup{} },
+		gvk:      schedulingv1beta1.SchemeGroupVersion.WithKind("PodGroup"),
+		resource: "podgroups",
+		hint:     nativeHint,
+		new:      func() client.Object { return &schedulingv1beta1.PodGroup{} },
 	}
 )
 

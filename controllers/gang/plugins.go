@@ -13,9 +13,10 @@ import (
 )
 
 var pluginsPodGroup = kindInfo{
-	gvk:  schedpluginsv1alpha1.GroupVersion.WithKind("PodGroup"),
-	hint: "install the scheduler-plugins coscheduling CRD podgroups.scheduling.x-k8s.io",
-	new:  func() client.Object { return &schedpluginsv1alpha1.PodGroup{} },
+	gvk:      schedpluginsv1alpha1.GroupVersion.WithKind("PodGroup"),
+	resource: "podgroups",
+	hint:     "install the scheduler-plugins coscheduling CRD podgroups.scheduling.x-k8s.io",
+	new:      func() client.Object { return &schedpluginsv1alpha1.PodGroup{} },
 }
 
 type pluginsBackend struct{}

@@ -17,10 +17,13 @@ limitations under the License.
 package gang
 
 import (
+	"fmt"
+	"slices"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	volcanov1beta1 "volcano.sh/apis/pkg/apis/scheduling/v1beta1"
 
 	configv1alpha1 "github.com/seed-d8a409e9/training-operator/apis/config/v1alpha1"
@@ -90,6 +93,34 @@ func AddToScheme(s *runtime.Scheme) error {
 		}
 	}
 	return nil
+}
+
+// enabled tells whether the configuration lets the operator use a backend.
+func enabled(cfg configv1alpha1.GangScheduling, api configv1alpha1.PodGroupAPI) bool {
+	return len(cfg.PodGroupAPIs) == 0 || slices.Contains(cfg.PodGroupAPIs, api)
+}
+
+// validate refuses a default backend the configuration does not enable.
+func validate(cfg configv1alpha1.GangScheduling) error {
+	api, _ := defaultBackend(cfg)
+	if api == "" || enabled(cfg, api) {
+		return nil
+	}
+	p := field.NewPath("gangScheduling", "podGroupAPIs")
+	return field.ErrorList{field.Invalid(p, cfg.PodGroupAPIs,
+		fmt.Sprintf("must include %q, the default gang scheduler's (gangScheduling.podGroupAPI or schedulerName)", api))}.ToAggregate()
+}
+
+// Resources are the API resources each backend creates, by its PodGroup
+// API: the chart grants them only for the enabled backends.
+func Resources() map[configv1alpha1.PodGroupAPI][]schema.GroupResource {
+	out := map[configv1alpha1.PodGroupAPI][]schema.GroupResource{}
+	for _, e := range backends {
+		for _, k := range e.new().kinds() {
+			out[e.api] = append(out[e.api], schema.GroupResource{Group: k.gvk.Group, Resource: k.resource})
+		}
+	}
+	return out
 }
 
 func entryOf(api configv1alpha1.PodGroupAPI) (entry, bool) {

@@ -20,9 +20,10 @@ const (
 )
 
 var volcanoPodGroup = kindInfo{
-	gvk:  volcanov1beta1.SchemeGroupVersion.WithKind("PodGroup"),
-	hint: "install Volcano, or at least its podgroups.scheduling.volcano.sh CRD",
-	new:  func() client.Object { return &volcanov1beta1.PodGroup{} },
+	gvk:      volcanov1beta1.SchemeGroupVersion.WithKind("PodGroup"),
+	resource: "podgroups",
+	hint:     "install Volcano, or at least its podgroups.scheduling.volcano.sh CRD",
+	new:      func() client.Object { return &volcanov1beta1.PodGroup{} },
 }
 
 type volcanoBackend struct{}

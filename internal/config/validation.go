@@ -123,6 +123,17 @@ func validateGangScheduling(p *field.Path, g *configv1alpha1.GangScheduling) fie
 	if g.PodGroupAPI != "" && !slices.Contains(configv1alpha1.PodGroupAPIs(), g.PodGroupAPI) {
 		errs = append(errs, field.NotSupported(p.Child("podGroupAPI"), g.PodGroupAPI, configv1alpha1.PodGroupAPIs()))
 	}
+	seen := map[configv1alpha1.PodGroupAPI]bool{}
+	for i, api := range g.PodGroupAPIs {
+		ip := p.Child("podGroupAPIs").Index(i)
+		switch {
+		case !slices.Contains(configv1alpha1.PodGroupAPIs(), api):
+			errs = append(errs, field.NotSupported(ip, api, configv1alpha1.PodGroupAPIs()))
+		case seen[api]:
+			errs = append(errs, field.Duplicate(ip, api))
+		}
+		seen[api] = true
+	}
 	return errs
 }
 

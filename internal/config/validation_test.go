@@ -254,6 +254,17 @@ func TestValidate(t *testing.T) {
 			},
 		},
 		{
+			name: "gang backends enabled",
+			mutate: func(c *configv1alpha1.Configuration) {
+				c.GangScheduling.PodGroupAPIs = []configv1alpha1.PodGroupAPI{"volcano", "yunikorn", "volcano"}
+			},
+			want: field.ErrorList{
+				field.NotSupported(field.NewPath("gangScheduling", "podGroupAPIs").Index(1), configv1alpha1.PodGroupAPI("yunikorn"),
+					[]configv1alpha1.PodGroupAPI{"volcano", "scheduler-plugins", "kubernetes"}),
+				field.Duplicate(field.NewPath("gangScheduling", "podGroupAPIs").Index(2), configv1alpha1.PodGroupAPI("volcano")),
+			},
+		},
+		{
 			name: "images and tries",
 			mutate: func(c *configv1alpha1.Configuration) {
 				c.PyTorchInitContainer.Image = ""

@@ -156,6 +156,17 @@ type GangScheduling struct {
 	// cluster's default scheduler.
 	// +optional
 	PodGroupAPI PodGroupAPI `json:"podGroupAPI,omitempty"`
+
+	// PodGroupAPIs are the gang backends the operator may use, each by its
+	// PodGroup API; empty (the default) enables all. A job whose replica
+	// template names the scheduler of a backend not listed is not
+	// gang-scheduled by the operator (it falls to the default, like any
+	// other scheduler name). The default backend (PodGroupAPI, or the one
+	// SchedulerName selects) must be listed. The chart grants the RBAC of
+	// the listed backends only.
+	// +optional
+	// +listType=set
+	PodGroupAPIs []PodGroupAPI `json:"podGroupAPIs,omitempty"`
 }
 
 // PodGroupAPI names a PodGroup API (a gang-scheduling backend).

@@ -85,6 +85,8 @@ strictly by the operator: only fields of that API.
 {{- $gs := dict -}}
 {{- with $v.gangScheduling.schedulerName }}{{ $_ := set $gs "schedulerName" . }}{{ end -}}
 {{- with $v.gangScheduling.schedulerPluginsSchedulerName }}{{ $_ := set $gs "schedulerPluginsSchedulerName" . }}{{ end -}}
+{{- with $v.gangScheduling.podGroupAPI }}{{ $_ := set $gs "podGroupAPI" . }}{{ end -}}
+{{- with $v.gangScheduling.podGroupAPIs }}{{ $_ := set $gs "podGroupAPIs" . }}{{ end -}}
 {{- with $gs }}{{ $_ := set $c "gangScheduling" . }}{{ end -}}
 {{- $ctl := dict -}}
 {{- if not (kindIs "invalid" $v.controller.defaultConcurrency) }}{{ $_ := set $ctl "defaultConcurrency" (int $v.controller.defaultConcurrency) }}{{ end -}}
@@ -155,6 +157,16 @@ and "operator" (Role in the release namespace) rule lists, as JSON.
 {{- $k := get ($g.kinds | default dict) .kind | default dict -}}
 {{- $jobs = concat $jobs ($k.jobNamespaces | default list) -}}
 {{- $kindCluster = concat $kindCluster ($k.cluster | default list) -}}
+{{- end -}}
+{{- end -}}
+{{- /* Each enabled gang backend's own rules (all when podGroupAPIs is empty). */ -}}
+{{- $backends := .Values.gangScheduling.podGroupAPIs | default list -}}
+{{- $gangRules := $g.gangBackends | default dict -}}
+{{- range $api := keys $gangRules | sortAlpha -}}
+{{- if or (not $backends) (has $api $backends) -}}
+{{- $b := get $gangRules $api -}}
+{{- $jobs = concat $jobs ($b.jobNamespaces | default list) -}}
+{{- $kindCluster = concat $kindCluster ($b.cluster | default list) -}}
 {{- end -}}
 {{- end -}}
 {{- $selfSignedRules := list -}}

@@ -50,6 +50,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -120,6 +121,10 @@ type RuleGroups struct {
 	// is enabled, like JobNamespaces and Cluster. The groups above hold
 	// none of them.
 	Kinds map[string]KindRuleGroups `json:"kinds,omitempty"`
+	// GangBackends are the rules only one gang backend needs (on the
+	// objects it creates), by its PodGroup API: granted only when
+	// gangScheduling.podGroupAPIs enables the backend (all when empty).
+	GangBackends map[string]KindRuleGroups `json:"gangBackends,omitempty"`
 }
 
 // KindRuleGroups are one kind's own rules, grouped like RuleGroups.
@@ -136,6 +141,10 @@ func (g *RuleGroups) allJobNamespaces() []rbacv1.PolicyRule {
 	for _, k := range kinds.Names() {
 		out = append(out, g.Kinds[k].JobNamespaces...)
 	}
+	// In the chart's order (sorted).
+	for _, b := range slices.Sorted(maps.Keys(g.GangBackends)) {
+		out = append(out, g.GangBackends[b].JobNamespaces...)
+	}
 	return out
 }
 
@@ -143,6 +152,10 @@ func (g *RuleGroups) allCluster() []rbacv1.PolicyRule {
 	out := slices.Clone(g.Cluster)
 	for _, k := range kinds.Names() {
 		out = append(out, g.Kinds[k].Cluster...)
+	}
+	// In the chart's order (sorted).
+	for _, b := range slices.Sorted(maps.Keys(g.GangBackends)) {
+		out = append(out, g.GangBackends[b].Cluster...)
 	}
 	return out
 }
@@ -329,18 +342,27 @@ func Generate(root string) (map[string][]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	common, perKind, err := KindRules(root, role.Rules)
+	split, err := KindRules(root, role.Rules)
 	if err != nil {
 		return nil, err
 	}
-	groups := GroupRules(common)
-	groups.Kinds = map[string]KindRuleGroups{}
-	for k, rules := range perKind {
-		kg := GroupRules(rules)
-		if len(kg.WebhookConfigurations)+len(kg.CertificateSecret)+len(kg.OperatorNamespace) > 0 {
-			return nil, fmt.Errorf("%s: a kind's own rules may only be on its jobs' namespaces or cluster-scoped resources", k)
+	groups := GroupRules(split.Common)
+	own := func(of map[string][]rbacv1.PolicyRule) (map[string]KindRuleGroups, error) {
+		out := map[string]KindRuleGroups{}
+		for k, rules := range of {
+			kg := GroupRules(rules)
+			if len(kg.WebhookConfigurations)+len(kg.CertificateSecret)+len(kg.OperatorNamespace) > 0 {
+				return nil, fmt.Errorf("%s: its own rules may only be on its jobs' namespaces or cluster-scoped resources", k)
+			}
+			out[k] = KindRuleGroups{JobNamespaces: kg.JobNamespaces, Cluster: kg.Cluster}
 		}
-		groups.Kinds[k] = KindRuleGroups{JobNamespaces: kg.JobNamespaces, Cluster: kg.Cluster}
+		return out, nil
+	}
+	if groups.Kinds, err = own(split.Kinds); err != nil {
+		return nil, err
+	}
+	if groups.GangBackends, err = own(split.GangBackends); err != nil {
+		return nil, err
 	}
 	rulesYAML, err := yaml.Marshal(groups)
 	if err != nil {

@@ -24,11 +24,13 @@ import (
 
 	"golang.org/x/tools/go/packages"
 	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-tools/pkg/genall"
 	"sigs.k8s.io/controller-tools/pkg/loader"
 	"sigs.k8s.io/controller-tools/pkg/markers"
 	"sigs.k8s.io/controller-tools/pkg/rbac"
 
+	"github.com/seed-d8a409e9/training-operator/controllers/gang"
 	"github.com/seed-d8a409e9/training-operator/kinds"
 )
 
@@ -94,12 +96,49 @@ func rulesOf(gs map[grant]bool) []rbacv1.PolicyRule {
 	return out
 }
 
-// KindRules splits the operator's rules into those every install needs
-// and those of each kind alone (keyed by scheme name): a grant only the
-// markers of the kind's adapter package (kinds.Kind.Package) declare is the
-// kind's; one any other package declares too is common. all are the rules
-// of config/rbac/role.yaml, which must be the union of the packages'.
-func KindRules(root string, all []rbacv1.PolicyRule) (common []rbacv1.PolicyRule, perKind map[string][]rbacv1.PolicyRule, err error) {
+// SplitRules are the operator's rules split by what needs them.
+type SplitRules struct {
+	// Common are the rules every install needs.
+	Common []rbacv1.PolicyRule
+	// Kinds are each kind's own rules, by scheme name.
+	Kinds map[string][]rbacv1.PolicyRule
+	// GangBackends are each gang backend's own rules (on the resources it
+	// creates, gang.Resources), by its PodGroup API.
+	GangBackends map[string][]rbacv1.PolicyRule
+}
+
+// KindRules splits the operator's rules into those every install needs,
+// those of each kind alone (keyed by scheme name) and those of each gang
+// backend: a grant only the markers of the kind's adapter package
+// (kinds.Kind.Package) declare is the kind's; a grant on a resource a gang
+// backend creates is the backend's; one any other package declares too is
+// common. all are the rules of config/rbac/role.yaml, which must be the
+// union of the packages'.
+func KindRules(root string, all []rbacv1.PolicyRule) (SplitRules, error) {
+	common, perKind, err := kindRules(root, all)
+	if err != nil {
+		return SplitRules{}, err
+	}
+	out := SplitRules{Kinds: perKind, GangBackends: map[string][]rbacv1.PolicyRule{}}
+	rest := grantsOf(common)
+	for api, resources := range gang.Resources() {
+		own := map[grant]bool{}
+		for g := range rest {
+			if slices.Contains(resources, schema.GroupResource{Group: g.group, Resource: g.resource}) {
+				own[g] = true
+				delete(rest, g)
+			}
+		}
+		if len(own) == 0 {
+			return SplitRules{}, fmt.Errorf("gang backend %s: no RBAC marker grants its resources %v", api, resources)
+		}
+		out.GangBackends[string(api)] = rulesOf(own)
+	}
+	out.Common = rulesOf(rest)
+	return out, nil
+}
+
+func kindRules(root string, all []rbacv1.PolicyRule) (common []rbacv1.PolicyRule, perKind map[string][]rbacv1.PolicyRule, err error) {
 	kindOf := map[string]string{}
 	for _, k := range kinds.All() {
 		pkg, err := k.Package()

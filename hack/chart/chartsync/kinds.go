@@ -27,6 +27,7 @@ import (
 
 	"sigs.k8s.io/yaml"
 
+	configv1alpha1 "github.com/seed-d8a409e9/training-operator/apis/config/v1alpha1"
 	"github.com/seed-d8a409e9/training-operator/kinds"
 )
 
@@ -99,24 +100,50 @@ func generateKinds(root string, out map[string][]byte) error {
 	return nil
 }
 
-// schemeEnum is the enum of the values schema's "scheme" definition: the
-// definition's opening up to and including the enum's closing bracket.
-var schemeEnum = regexp.MustCompile(`(?s)("scheme": \{[^{}]*?"enum": \[)[^\]]*(\])`)
+// definitionEnum matches the enum of one definition of the values schema:
+// the definition's opening up to and including the enum's closing bracket.
+func definitionEnum(name string) *regexp.Regexp {
+	return regexp.MustCompile(`(?s)("` + regexp.QuoteMeta(name) + `": \{[^{}]*?"enum": \[)[^\]]*(\])`)
+}
+
+// setEnum replaces the enum of the schema's definition name with values,
+// one line per group; the rest of the file is kept as written.
+func setEnum(schema []byte, name string, groups ...[]string) ([]byte, error) {
+	re := definitionEnum(name)
+	if n := len(re.FindAllIndex(schema, -1)); n != 1 {
+		return nil, fmt.Errorf(`%d enums of a %q definition, want 1`, n, name)
+	}
+	var lines []string
+	for _, g := range groups {
+		quoted := make([]string, len(g))
+		for i, v := range g {
+			quoted[i] = fmt.Sprintf("%q", v)
+		}
+		lines = append(lines, strings.Join(quoted, ", "))
+	}
+	enum := "\n        " + strings.Join(lines, ",\n        ") + "\n      "
+	return re.ReplaceAll(schema, []byte("${1}"+strings.ReplaceAll(enum, "$", "$$")+"${2}")), nil
+}
 
 // SchemaWithSchemes returns the values schema with the enum of its "scheme"
 // definition (the accepted enabledSchemes entries) set to the kind names,
-// as written and in lower case; the rest of the file is kept as written.
+// as written and in lower case, and that of its "podGroupAPI" definition
+// (gangScheduling.podGroupAPI and podGroupAPIs) to the gang backends'.
 func SchemaWithSchemes(schema []byte, all []ChartKind) ([]byte, error) {
-	if n := len(schemeEnum.FindAllIndex(schema, -1)); n != 1 {
-		return nil, fmt.Errorf(`%d enums of a "scheme" definition, want 1`, n)
-	}
 	var names, lower []string
 	for _, k := range all {
-		names = append(names, fmt.Sprintf("%q", k.Kind))
-		lower = append(lower, fmt.Sprintf("%q", strings.ToLower(k.Kind)))
+		names = append(names, k.Kind)
+		lower = append(lower, strings.ToLower(k.Kind))
 	}
-	enum := "\n        " + strings.Join(names, ", ") + ",\n        " + strings.Join(lower, ", ") + "\n      "
-	return schemeEnum.ReplaceAll(schema, []byte("${1}"+strings.ReplaceAll(enum, "$", "$$")+"${2}")), nil
+	schema, err := setEnum(schema, "scheme", names, lower)
+	if err != nil {
+		return nil, err
+	}
+	var apis []string
+	for _, a := range configv1alpha1.PodGroupAPIs() {
+		apis = append(apis, string(a))
+	}
+	return setEnum(schema, "podGroupAPI", apis)
 }
 
 // kubeflowRoles renders KubeflowRoles; templates/user-roles.yaml renders

@@ -52,7 +52,8 @@ func TestSchemaWithSchemes(t *testing.T) {
       "type": "string",
       "enum": ["OldJob", "oldjob"]
     },
-    "other": {"enum": ["x"]}
+    "other": {"enum": ["x"]},
+    "podGroupAPI": {"type": "string", "enum": []}
   }
 }`
 	want := `{
@@ -64,7 +65,10 @@ func TestSchemaWithSchemes(t *testing.T) {
         "foojob", "barjob"
       ]
     },
-    "other": {"enum": ["x"]}
+    "other": {"enum": ["x"]},
+    "podGroupAPI": {"type": "string", "enum": [
+        "volcano", "scheduler-plugins", "kubernetes"
+      ]}
   }
 }`
 	got, err := SchemaWithSchemes([]byte(in), []ChartKind{{Kind: "FooJob"}, {Kind: "BarJob"}})

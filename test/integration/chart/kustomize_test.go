@@ -341,7 +341,7 @@ func TestRBACFollowsEnabledSchemes(t *testing.T) {
 		"PaddleJob":  {{"kubeflow.org", "paddlejobs"}},
 		"JAXJob":     {{"kubeflow.org", "jaxjobs"}},
 	}
-	common := []perm{{"", "pods"}, {"", "services"}, {"", "events"}, {"scheduling.volcano.sh", "podgroups"}}
+	common := []perm{{"", "pods"}, {"", "services"}, {"", "events"}, {"scheduling.volcano.sh", "podgroups"}, {"scheduling.k8s.io", "priorityclasses"}}
 	for _, tc := range []struct {
 		name    string
 		enabled []any
@@ -371,6 +371,50 @@ func TestRBACFollowsEnabledSchemes(t *testing.T) {
 				for _, p := range perms {
 					if g[p] != on {
 						t.Errorf("%s enabled %v: %v granted %v", kind, on, p, g[p])
+					}
+				}
+			}
+		})
+	}
+	// Gang backends: each one's PodGroups (and Workloads) only when
+	// gangScheduling.podGroupAPIs enables it, every one when it is empty.
+	backendOwn := map[string][]perm{
+		"volcano":           {{"scheduling.volcano.sh", "podgroups"}},
+		"scheduler-plugins": {{"scheduling.x-k8s.io", "podgroups"}},
+		"kubernetes":        {{"scheduling.k8s.io", "podgroups"}, {"scheduling.k8s.io", "workloads"}},
+	}
+	if len(backendOwn) != len(configv1alpha1.PodGroupAPIs()) {
+		t.Fatalf("the test knows %d gang backends, the operator has %v", len(backendOwn), configv1alpha1.PodGroupAPIs())
+	}
+	for _, tc := range []struct {
+		name    string
+		enabled []any
+		watch   string
+	}{
+		{"volcano", []any{"volcano"}, ""},
+		{"scheduler-plugins namespace-scoped", []any{"scheduler-plugins"}, "team-a"},
+		{"kubernetes and volcano", []any{"kubernetes", "volcano"}, ""},
+		{"every backend (default)", nil, ""},
+	} {
+		t.Run("gang "+tc.name, func(t *testing.T) {
+			values := map[string]any{}
+			if tc.enabled != nil {
+				values["gangScheduling"] = map[string]any{"podGroupAPIs": tc.enabled}
+			}
+			if tc.watch != "" {
+				values["watchNamespace"] = tc.watch
+			}
+			g := granted(render(t, "kubeflow", values))
+			for _, p := range []perm{{"", "pods"}, {"scheduling.k8s.io", "priorityclasses"}, {"kubeflow.org", "mpijobs"}} {
+				if !g[p] {
+					t.Errorf("%v not granted", p)
+				}
+			}
+			for api, perms := range backendOwn {
+				on := tc.enabled == nil || slices.Contains(tc.enabled, any(api))
+				for _, p := range perms {
+					if g[p] != on {
+						t.Errorf("backend %s enabled %v: %v granted %v", api, on, p, g[p])
 					}
 				}
 			}
