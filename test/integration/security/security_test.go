@@ -26,6 +26,7 @@ import (
 	"maps"
 	"net"
 	"net/http"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -43,9 +44,11 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
 
 	configv1alpha1 "github.com/seed-d8a409e9/training-operator/apis/config/v1alpha1"
 	kubeflowv1 "github.com/seed-d8a409e9/training-operator/apis/kubeflow.org/v1"
+	"github.com/seed-d8a409e9/training-operator/hack/chart/chartsync"
 	"github.com/seed-d8a409e9/training-operator/test/testjobs"
 	"github.com/seed-d8a409e9/training-operator/test/util"
 )
@@ -669,10 +672,10 @@ func TestSecuritySubsetOfKinds(t *testing.T) {
 
 	w := &workload{s: s, t: t, ctx: t.Context()}
 	w.create(&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: workloadNS}})
-	w.create(withExit(testjobs.MakeXGBoostJob("xgb-ok", workloadNS).Master(1).Workers(1).Obj(), "0"))
+	w.create(ttl(withExit(testjobs.MakeXGBoostJob("xgb-ok", workloadNS).Master(1).Workers(1).Obj(), "0")))
 	w.create(withExit(testjobs.MakeXGBoostJob("xgb-fail", workloadNS).Master(1).Workers(1).
 		RestartPolicy(kubeflowv1.RestartPolicyNever).Obj(), "1"))
-	w.condition(kubeflowv1.XGBoostJobKind, "xgb-ok", string(kubeflowv1.JobSucceeded))
+	w.gone(&kubeflowv1.XGBoostJob{ObjectMeta: metav1.ObjectMeta{Namespace: workloadNS, Name: "xgb-ok"}})
 	w.condition(kubeflowv1.XGBoostJobKind, "xgb-fail", string(kubeflowv1.JobFailed))
 
 	for _, line := range strings.Split(s.logs.String(), "\n") {
@@ -692,4 +695,32 @@ func TestSecuritySubsetOfKinds(t *testing.T) {
 	}
 	t.Logf("observed API calls:\n  %s", strings.Join(lines, "\n  "))
 	s.checkNamesAndScope(t, nil)
+
+	// Exactly what it uses: the install differs from the every-kind one
+	// (whose every grant TestSecurity shows used) by the other kinds' own
+	// rules alone (TestRBACFollowsEnabledSchemes), and each grant of
+	// XGBoostJob's own rules is called here.
+	observed := s.recorder.snapshot()
+	var rules chartsync.RuleGroups
+	data, err := os.ReadFile(filepath.Join(util.RepoRoot(), chartsync.ChartRBACRules))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := yaml.Unmarshal(data, &rules); err != nil {
+		t.Fatal(err)
+	}
+	own := rules.Kinds[kubeflowv1.XGBoostJobKind]
+	delegated := map[apiCall]string{
+		// Children carry blockOwnerDeletion (OwnerReferencesPermissionEnforcement checks it).
+		{"kubeflow.org", "xgboostjobs/finalizers", "update"}: "blockOwnerDeletion",
+	}
+	ownGrants := grants(slices.Concat(own.JobNamespaces, own.Cluster))
+	if len(ownGrants) == 0 {
+		t.Fatal("XGBoostJob has no rules of its own in the chart")
+	}
+	for _, c := range sortedCalls(ownGrants) {
+		if observed[c] == 0 && delegated[c] == "" {
+			t.Errorf("XGBoostJob's own rules grant %s, which the operator never called", c)
+		}
+	}
 }
