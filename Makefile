@@ -31,7 +31,7 @@ api-docs: ## Regenerate the API reference (docs/api-reference.md) from the Go ty
 
 # The operator's RBAC markers; the Kueue integration's are a role of their
 # own (config/rbac/kueue), granted only with kueue.integration=operator.
-RBAC_PACKAGES = $(shell go list ./controllers/... ./internal/serving/cert/... | grep -v '/controllers/kueue$$' | paste -sd';' -)
+RBAC_PACKAGES = $(shell go list ./controllers/... ./internal/operator/... ./internal/serving/cert/... | grep -v '/controllers/kueue$$' | paste -sd';' -)
 
 .PHONY: manifests
 manifests: ## Regenerate CRDs, RBAC and webhook manifests.

@@ -84,7 +84,8 @@ type Options struct {
 	// Clock is injectable for tests.
 	Clock clock.Clock
 	// Memory records the PodGroups deleted and not yet gone from the
-	// cache; share the job controllers' memory so the records go with the job.
+	// cache: the job controllers' memory, so the records go with the job
+	// (a Manager of its own when nil, for tests).
 	Memory *engine.JobMemory
 }
 
@@ -144,13 +145,11 @@ func New(opts Options) *Manager {
 	return m
 }
 
-// Memory is the Manager's job memory; job controllers share it so a gone
-// job's records are freed in one place.
-func (m *Manager) Memory() *engine.JobMemory { return m.memory }
-
 // NewForManager builds a Manager on a controller-runtime manager and
-// registers the PodGroup types in its scheme. Call before the manager starts.
-func NewForManager(mgr ctrl.Manager, cfg configv1alpha1.GangScheduling, recorder func(controllerName string) engine.EventRecorder) (*Manager, error) {
+// registers the PodGroup types in its scheme. Call before the manager
+// starts. memory is the job controllers' per-job memory, so that its
+// records go with the job.
+func NewForManager(mgr ctrl.Manager, cfg configv1alpha1.GangScheduling, recorder func(controllerName string) engine.EventRecorder, memory *engine.JobMemory) (*Manager, error) {
 	if err := validate(cfg); err != nil {
 		return nil, err
 	}
@@ -165,6 +164,7 @@ func NewForManager(mgr ctrl.Manager, cfg configv1alpha1.GangScheduling, recorder
 		Scheme:     mgr.GetScheme(),
 		Cache:      mgr.GetCache(),
 		Recorder:   recorder,
+		Memory:     memory,
 	}), nil
 }
 

@@ -27,7 +27,6 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"strings"
 	"time"
 
 	"k8s.io/apimachinery/pkg/runtime"
@@ -35,7 +34,9 @@ import (
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/leaderelection/resourcelock"
+	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	ctrlconfig "sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
@@ -45,7 +46,7 @@ import (
 
 	configv1alpha1 "github.com/seed-d8a409e9/training-operator/apis/config/v1alpha1"
 	kubeflowv1 "github.com/seed-d8a409e9/training-operator/apis/kubeflow.org/v1"
-	"github.com/seed-d8a409e9/training-operator/controllers"
+	"github.com/seed-d8a409e9/training-operator/controllers/engine"
 	"github.com/seed-d8a409e9/training-operator/controllers/gang"
 	"github.com/seed-d8a409e9/training-operator/controllers/kueue"
 	"github.com/seed-d8a409e9/training-operator/internal/config"
@@ -89,6 +90,9 @@ type Overrides struct {
 	// server or webhook ready check. For suites that exercise the
 	// controllers on a cluster without the webhook configurations.
 	NoWebhooks bool
+	// NoControllers runs the webhooks (and certificates) alone, for suites
+	// that exercise admission without the controllers acting on the jobs.
+	NoControllers bool
 	// SkipNameValidation lets several managers run in one process (each
 	// registers controllers of the same names).
 	SkipNameValidation bool
@@ -138,9 +142,15 @@ func New(restCfg *rest.Config, cfg *configv1alpha1.Configuration, o Overrides) (
 		op.Certs = certs
 	}
 
+	// Each kind's adapter, built once for the cache, the controllers and
+	// the job gauges.
+	ad, err := buildAdapters(cfg, kinds.All())
+	if err != nil {
+		return nil, err
+	}
 	// Bounds the metrics certificate watcher; cancelled when the manager stops.
 	watchCtx, stopWatch := context.WithCancel(context.Background())
-	mgr, err := newManager(watchCtx, restCfg, cfg, op.Certs, o)
+	mgr, err := newManager(watchCtx, restCfg, cfg, cacheOptions(cfg, ad), op.Certs, o)
 	if err != nil {
 		stopWatch()
 		return nil, err
@@ -185,10 +195,15 @@ func New(restCfg *rest.Config, cfg *configv1alpha1.Configuration, o Overrides) (
 			return nil, fmt.Errorf("setting up webhooks: %w", err)
 		}
 	}
-	if err := controllers.Setup(mgr, cfg, kinds.All(), kueueSettings); err != nil {
-		return nil, fmt.Errorf("setting up controllers: %w", err)
+	if !o.NoControllers {
+		// The per-job memory every kind's engine and the gang manager
+		// share: a gone job's records are freed in one place.
+		memory := engine.NewJobMemory(clock.RealClock{})
+		if err := setupControllers(mgr, cfg, ad, memory, kueueSettings); err != nil {
+			return nil, fmt.Errorf("setting up controllers: %w", err)
+		}
 	}
-	if err := setupObservability(mgr, cfg, op.Certs); err != nil {
+	if err := setupObservability(mgr, ad, op.Certs); err != nil {
 		return nil, fmt.Errorf("setting up metrics: %w", err)
 	}
 	return op, nil
@@ -198,15 +213,11 @@ func New(restCfg *rest.Config, cfg *configv1alpha1.Configuration, o Overrides) (
 // by state from the leader's cache (its controllers' informers: no API
 // request, and a standby starts no informer for them), and the serving
 // certificate's expiry on every replica, each serving its own files.
-func setupObservability(mgr ctrl.Manager, cfg *configv1alpha1.Configuration, certs *cert.Provider) error {
+func setupObservability(mgr ctrl.Manager, ad adapters, certs *cert.Provider) error {
 	observability.Register()
 	var ks []observability.Kind
-	for _, name := range cfg.EnabledSchemes {
-		for _, k := range kinds.All() {
-			if strings.EqualFold(k.Info.Kind, name) {
-				ks = append(ks, observability.Kind{List: kubeflowv1.GroupVersion.WithKind(k.Info.Kind + "List"), Framework: k.Info.FrameworkName})
-			}
-		}
+	for _, k := range ad.enabled {
+		ks = append(ks, observability.Kind{List: kubeflowv1.GroupVersion.WithKind(k.Info.Kind + "List"), Framework: k.Info.FrameworkName})
 	}
 	if err := mgr.Add(manager.RunnableFunc(func(ctx context.Context) error {
 		observability.Jobs.Serve(ctx, mgr.GetCache(), mgr.GetScheme(), ks)
@@ -275,7 +286,7 @@ func CertWebhooks(enabledSchemes []string) (*cert.WebhookConfigurations, error) 
 // newManager builds the controller-runtime manager. The webhook server
 // starts once certs are ready; watchCtx bounds the metrics certificate
 // watcher.
-func newManager(watchCtx context.Context, restCfg *rest.Config, cfg *configv1alpha1.Configuration, certs *cert.Provider, o Overrides) (ctrl.Manager, error) {
+func newManager(watchCtx context.Context, restCfg *rest.Config, cfg *configv1alpha1.Configuration, cacheOpts cache.Options, certs *cert.Provider, o Overrides) (ctrl.Manager, error) {
 	metricsOpts := metricsserver.Options{
 		BindAddress:   cfg.Metrics.BindAddress,
 		SecureServing: cfg.Metrics.Secure,
@@ -287,10 +298,6 @@ func newManager(watchCtx context.Context, restCfg *rest.Config, cfg *configv1alp
 		metricsOpts.TLSOpts = []func(*tls.Config){certs.MetricsTLS(watchCtx)}
 	}
 
-	cacheOpts, err := controllers.CacheOptions(cfg, kinds.All())
-	if err != nil {
-		return nil, err
-	}
 	cacheOpts.ReaderFailOnMissingInformer = o.StrictCache
 
 	controllerOpts := ctrlconfig.Controller{CacheSyncTimeout: cfg.Controller.CacheSyncTimeout.Duration}

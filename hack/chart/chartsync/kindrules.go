@@ -37,7 +37,7 @@ import (
 // RBACPackages are the packages whose markers make config/rbac/role.yaml
 // (the Makefile's RBAC_PACKAGES: the Kueue integration has a role of its
 // own).
-var RBACPackages = []string{"./controllers/...", "./internal/serving/cert/..."}
+var RBACPackages = []string{"./controllers/...", "./internal/operator/...", "./internal/serving/cert/..."}
 
 const kueuePackage = "github.com/seed-d8a409e9/training-operator/controllers/kueue"
 

@@ -36,17 +36,12 @@ import (
 	"k8s.io/apimachinery/pkg/util/rand"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/leaderelection/resourcelock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	ctrlconfig "sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
-	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
 	configv1alpha1 "github.com/seed-d8a409e9/training-operator/apis/config/v1alpha1"
 	kubeflowv1 "github.com/seed-d8a409e9/training-operator/apis/kubeflow.org/v1"
-	"github.com/seed-d8a409e9/training-operator/controllers"
 	"github.com/seed-d8a409e9/training-operator/e2e/childproc"
 	"github.com/seed-d8a409e9/training-operator/e2e/cluster"
 	"github.com/seed-d8a409e9/training-operator/internal/operator"
@@ -171,58 +166,15 @@ func (c *liveCluster) runOperator(t *testing.T, inst operatorInstall) *runningOp
 	sa.Impersonate = rest.ImpersonationConfig{UserName: fmt.Sprintf("system:serviceaccount:%s:%s", inst.namespace, inst.serviceAccount)}
 	sa.QPS, sa.Burst = *cfg.ClientConnection.QPS, int(*cfg.ClientConnection.Burst)
 
-	whs, err := operator.CertWebhooks(cfg.EnabledSchemes)
+	// Through the wiring main.go uses, with the install's Configuration;
+	// the metrics and probe servers are not needed here.
+	cfg.Metrics.BindAddress = "0"
+	cfg.Health.ProbeBindAddress = "0"
+	op, err := operator.New(sa, cfg, operator.Overrides{CertNamespace: inst.namespace, SkipNameValidation: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	certs, err := cert.New(cert.Options{
-		Mode:        cfg.Webhook.CertManagement,
-		Namespace:   inst.namespace,
-		SecretName:  cfg.Webhook.SecretName,
-		ServiceName: cfg.Webhook.ServiceName,
-		CertDir:     cfg.Webhook.CertDir,
-		ClientURL:   cfg.Webhook.ClientURL,
-		Webhooks:    whs,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	cacheOpts, err := controllers.CacheOptions(cfg, kinds.All())
-	if err != nil {
-		t.Fatal(err)
-	}
-	le := cfg.LeaderElection
-	mgr, err := ctrl.NewManager(sa, ctrl.Options{
-		Scheme:                        util.Scheme(),
-		Cache:                         cacheOpts,
-		Metrics:                       metricsserver.Options{BindAddress: "0"},
-		HealthProbeBindAddress:        "0",
-		LeaderElection:                true,
-		LeaderElectionID:              le.ResourceName,
-		LeaderElectionNamespace:       le.ResourceNamespace,
-		LeaderElectionResourceLock:    resourcelock.LeasesResourceLock,
-		LeaderElectionReleaseOnCancel: true,
-		LeaseDuration:                 &le.LeaseDuration.Duration,
-		RenewDeadline:                 &le.RenewDeadline.Duration,
-		RetryPeriod:                   &le.RetryPeriod.Duration,
-		Controller:                    ctrlconfig.Controller{SkipNameValidation: ptrTo(true)},
-		WebhookServer: certs.WaitingServer(webhook.NewServer(webhook.Options{
-			Host: cfg.Webhook.Host, Port: int(port), CertDir: cfg.Webhook.CertDir,
-		})),
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := certs.SetupWithManager(mgr); err != nil {
-		t.Fatal(err)
-	}
-	if err := webhooks.Setup(mgr, kinds.Webhooks(), cfg.EnabledSchemes); err != nil {
-		t.Fatal(err)
-	}
-	if err := controllers.Setup(mgr, cfg, kinds.All(), nil); err != nil {
-		t.Fatal(err)
-	}
-	readyz := certs.ReadyzCheck(mgr.GetWebhookServer())
+	mgr, readyz := op.Manager, op.WebhookReady
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- mgr.Start(ctx) }()
@@ -261,8 +213,6 @@ func (c *liveCluster) runOperator(t *testing.T, inst operatorInstall) *runningOp
 	}
 	return &runningOperator{cfg: cfg, client: saClient, stop: stop}
 }
-
-func ptrTo[T any](v T) *T { return &v }
 
 func freePort(t *testing.T) int32 {
 	t.Helper()
@@ -640,26 +590,17 @@ func (c *liveCluster) serviceModeCertificates(t *testing.T, inst operatorInstall
 	cfg := operatorConfiguration(t, inst.configYAML, []string{"--config=/etc/training-operator/config.yaml"})
 	sa := rest.CopyConfig(c.admin)
 	sa.Impersonate = rest.ImpersonationConfig{UserName: fmt.Sprintf("system:serviceaccount:%s:%s", inst.namespace, inst.serviceAccount)}
-	whs, err := operator.CertWebhooks(cfg.EnabledSchemes)
+	// The operator's wiring without its controllers: certificates and
+	// webhooks only.
+	port := freePort(t)
+	cfg.Webhook.Host, cfg.Webhook.Port, cfg.Webhook.CertDir = "127.0.0.1", &port, t.TempDir()
+	cfg.Metrics.BindAddress, cfg.Health.ProbeBindAddress = "0", "0"
+	cfg.LeaderElection.LeaderElect = false
+	op, err := operator.New(sa, cfg, operator.Overrides{CertNamespace: inst.namespace, SkipNameValidation: true, NoControllers: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	certs, err := cert.New(cert.Options{
-		Namespace: inst.namespace, SecretName: cfg.Webhook.SecretName, ServiceName: cfg.Webhook.ServiceName,
-		CertDir: t.TempDir(), Webhooks: whs,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	mgr, err := ctrl.NewManager(sa, ctrl.Options{
-		Scheme: util.Scheme(), Metrics: metricsserver.Options{BindAddress: "0"}, HealthProbeBindAddress: "0",
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := certs.SetupWithManager(mgr); err != nil {
-		t.Fatal(err)
-	}
+	mgr := op.Manager
 	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan error, 1)
 	go func() { done <- mgr.Start(ctx) }()

@@ -38,16 +38,17 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/rand"
 	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
-	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
+	configv1alpha1 "github.com/seed-d8a409e9/training-operator/apis/config/v1alpha1"
 	kubeflowv1 "github.com/seed-d8a409e9/training-operator/apis/kubeflow.org/v1"
 	"github.com/seed-d8a409e9/training-operator/e2e/childproc"
 	"github.com/seed-d8a409e9/training-operator/e2e/cluster"
+	"github.com/seed-d8a409e9/training-operator/internal/config"
 	"github.com/seed-d8a409e9/training-operator/internal/operator"
 	"github.com/seed-d8a409e9/training-operator/internal/serving/cert"
 	"github.com/seed-d8a409e9/training-operator/kinds"
@@ -144,32 +145,20 @@ func startOperator() {
 			enabled = append(enabled, k)
 		}
 	}
-	cfgs, err := operator.CertWebhooks(enabled)
+	// The operator's wiring without its controllers.
+	cfg := &configv1alpha1.Configuration{}
+	configv1alpha1.SetDefaults_Configuration(cfg)
+	cfg.EnabledSchemes = enabled
+	cfg.Webhook.Host, cfg.Webhook.Port, cfg.Webhook.CertDir = "127.0.0.1", ptr.To(int32(port)), GinkgoT().TempDir()
+	cfg.Webhook.SecretName, cfg.Webhook.ServiceName = secretName, "training-operator"
+	cfg.Webhook.ClientURL = fmt.Sprintf("https://127.0.0.1:%d", port)
+	cfg.Metrics.BindAddress, cfg.Health.ProbeBindAddress = "0", "0"
+	cfg.LeaderElection.LeaderElect = false
+	Expect(config.Validate(cfg)).To(BeEmpty())
+	op, err := operator.New(restCfg, cfg, operator.Overrides{CertNamespace: operatorNamespace, NoControllers: true})
 	Expect(err).NotTo(HaveOccurred())
-	certDir := GinkgoT().TempDir()
-	certs, err := cert.New(cert.Options{
-		Namespace:   operatorNamespace,
-		SecretName:  secretName,
-		ServiceName: "training-operator",
-		CertDir:     certDir,
-		ClientURL:   fmt.Sprintf("https://127.0.0.1:%d", port),
-		Webhooks:    cfgs,
-	})
-	Expect(err).NotTo(HaveOccurred())
-	mgr, err := ctrl.NewManager(restCfg, ctrl.Options{
-		Scheme:                 util.Scheme(),
-		Metrics:                metricsserver.Options{BindAddress: "0"},
-		HealthProbeBindAddress: "0",
-		WebhookServer: certs.WaitingServer(webhook.NewServer(webhook.Options{
-			Host:    "127.0.0.1",
-			Port:    port,
-			CertDir: certDir,
-		})),
-	})
-	Expect(err).NotTo(HaveOccurred())
-	Expect(certs.SetupWithManager(mgr)).To(Succeed())
-	Expect(webhooks.Setup(mgr, kinds.Webhooks(), enabled)).To(Succeed())
-	readyz = certs.ReadyzCheck(mgr.GetWebhookServer())
+	mgr := op.Manager
+	readyz = op.WebhookReady
 	Expect(readyz(nil)).To(MatchError(cert.NotReadyMessage))
 
 	var ctx context.Context

@@ -1,4 +1,4 @@
-package controllers_test
+package operator
 
 import (
 	"testing"
@@ -8,7 +8,6 @@ import (
 
 	configv1alpha1 "github.com/seed-d8a409e9/training-operator/apis/config/v1alpha1"
 	kubeflowv1 "github.com/seed-d8a409e9/training-operator/apis/kubeflow.org/v1"
-	"github.com/seed-d8a409e9/training-operator/controllers"
 	"github.com/seed-d8a409e9/training-operator/kinds"
 	"github.com/seed-d8a409e9/training-operator/test/testjobs"
 )
@@ -18,10 +17,11 @@ import (
 func TestDefaultTransform(t *testing.T) {
 	cfg := &configv1alpha1.Configuration{}
 	configv1alpha1.SetDefaults_Configuration(cfg)
-	opts, err := controllers.CacheOptions(cfg, kinds.All())
+	ad, err := buildAdapters(cfg, kinds.All())
 	if err != nil {
 		t.Fatal(err)
 	}
+	opts := cacheOptions(cfg, ad)
 	transform := opts.DefaultTransform
 	job := testjobs.MakePyTorchJob("j", "ns").Master(1).Obj()
 	job.Status.Conditions = []kubeflowv1.JobCondition{{Type: kubeflowv1.JobSucceeded, Status: corev1.ConditionTrue}}
@@ -36,11 +36,11 @@ func TestDefaultTransform(t *testing.T) {
 	}
 }
 
-// A scheme the table does not know is an error, as in Setup and the webhooks.
-func TestCacheOptionsUnknownKind(t *testing.T) {
+// A scheme the table does not know is an error, as in the webhooks.
+func TestBuildAdaptersUnknownKind(t *testing.T) {
 	cfg := &configv1alpha1.Configuration{EnabledSchemes: []string{"PyTorchJob", "FooJob"}}
 	configv1alpha1.SetDefaults_Configuration(cfg)
-	if _, err := controllers.CacheOptions(cfg, kinds.All()); err == nil || err.Error() != "scheme foojob is not supported yet" {
-		t.Errorf("CacheOptions with an unknown scheme: %v", err)
+	if _, err := buildAdapters(cfg, kinds.All()); err == nil || err.Error() != "scheme foojob is not supported yet" {
+		t.Errorf("buildAdapters with an unknown scheme: %v", err)
 	}
 }

@@ -1,6 +1,6 @@
 // Package controllers wires the job engine to the frameworks enabled in the
 // operator Configuration.
-package controllers
+package operator
 
 import (
 	"context"
@@ -23,6 +23,51 @@ import (
 	"github.com/seed-d8a409e9/training-operator/kinds"
 )
 
+// enabledKind is a kind the configuration enables, with its adapter.
+type enabledKind struct {
+	kinds.Kind
+	fw engine.Adapter
+}
+
+// adapters are the kinds' adapters, each built once at startup for the
+// cache, the controllers and the job gauges.
+type adapters struct {
+	// enabled are the kinds cfg enables, in its order.
+	enabled []enabledKind
+	// every is the adapter of every kind of the table that could be built:
+	// the cache trims their objects too (a disabled kind's are never read).
+	every []engine.Adapter
+}
+
+// buildAdapters builds the adapter of every kind of all once; an enabled
+// scheme that the table does not know, or whose adapter cannot be built, is
+// an error, as in the webhooks.
+func buildAdapters(cfg *configv1alpha1.Configuration, all []kinds.Kind) (adapters, error) {
+	var out adapters
+	built := map[string]engine.Adapter{}
+	failed := map[string]error{}
+	for _, k := range all {
+		fw, err := k.NewFramework(cfg)
+		if err != nil {
+			failed[k.Info.Kind] = err
+			continue
+		}
+		built[k.Info.Kind] = fw
+		out.every = append(out.every, fw)
+	}
+	for _, name := range cfg.EnabledSchemes {
+		k, err := lookup(all, name)
+		if err != nil {
+			return adapters{}, err
+		}
+		if err := failed[k.Info.Kind]; err != nil {
+			return adapters{}, fmt.Errorf("%s: %w", name, err)
+		}
+		out.enabled = append(out.enabled, enabledKind{Kind: k, fw: built[k.Info.Kind]})
+	}
+	return out, nil
+}
+
 // lookup returns the kind of all named name (case-insensitively); a name
 // this build does not know is an error, as in the webhooks.
 func lookup(all []kinds.Kind, name string) (kinds.Kind, error) {
@@ -34,11 +79,11 @@ func lookup(all []kinds.Kind, name string) (kinds.Kind, error) {
 	return kinds.Kind{}, fmt.Errorf("scheme %s is not supported yet", strings.ToLower(name))
 }
 
-// Setup registers with mgr the job controller of every kind of all that cfg
-// enables and, with kueueSettings (--kueue-integration=operator; nil
-// otherwise), the operator's Kueue integration of those kinds. It is called
-// once by main before the manager starts.
-func Setup(mgr ctrl.Manager, cfg *configv1alpha1.Configuration, all []kinds.Kind, kueueSettings *kueue.Settings) error {
+// setupControllers registers with mgr the job controller of every enabled
+// kind and, with kueueSettings (--kueue-integration=operator; nil
+// otherwise), the operator's Kueue integration of those kinds. memory is
+// the per-job memory the engines and the gang manager share.
+func setupControllers(mgr ctrl.Manager, cfg *configv1alpha1.Configuration, ad adapters, memory *engine.JobMemory, kueueSettings *kueue.Settings) error {
 	if err := engine.SetupIndexes(context.Background(), mgr.GetFieldIndexer()); err != nil {
 		return fmt.Errorf("setting up field indexes: %w", err)
 	}
@@ -63,22 +108,15 @@ func Setup(mgr ctrl.Manager, cfg *configv1alpha1.Configuration, all []kinds.Kind
 	if err != nil {
 		return fmt.Errorf("child client: %w", err)
 	}
-	gangs, err := gang.NewForManager(mgr, cfg.GangScheduling, func(name string) engine.EventRecorder { return recorders[name] })
+	gangs, err := gang.NewForManager(mgr, cfg.GangScheduling, func(name string) engine.EventRecorder { return recorders[name] }, memory)
 	if err != nil {
 		return fmt.Errorf("gang scheduling: %w", err)
 	}
 	// One handler per child informer for every kind's controllers.
 	childEvents := engine.NewChildEvents(mgr.GetCache())
 	var queued []func() kubeflowv1.Job
-	for _, name := range cfg.EnabledSchemes {
-		k, err := lookup(all, name)
-		if err != nil {
-			return err
-		}
-		fw, err := k.NewFramework(cfg)
-		if err != nil {
-			return fmt.Errorf("%s: %w", name, err)
-		}
+	for _, k := range ad.enabled {
+		name, fw := k.Info.Kind, k.fw
 		controllerName := k.Info.ControllerName
 		rec := events.Recorder(controllerName)
 		recorders[controllerName] = rec
@@ -87,7 +125,7 @@ func Setup(mgr ctrl.Manager, cfg *configv1alpha1.Configuration, all []kinds.Kind
 				MaxConcurrentReconciles: config.Concurrency(cfg, name),
 				NoPodTracking:           !ptr.Deref(cfg.Controller.PodTracking, true),
 				Gang:                    gangs.Selector(),
-				Memory:                  gangs.Memory(),
+				Memory:                  memory,
 				Children:                childEvents,
 				OnController: func(c controller.Controller) error {
 					gangs.Register(controllerName, fw.NewJob(), c)
@@ -112,28 +150,13 @@ func Setup(mgr ctrl.Manager, cfg *configv1alpha1.Configuration, all []kinds.Kind
 // records on jobs (CreatedWorkload, Started, Stopped, ...).
 const kueueEventSource = "training-operator-kueue"
 
-// CacheOptions are the manager's informer cache options for cfg and the
-// kinds all (engine.CacheOptions): what the engine reads of the kinds cfg
-// enables, and cfg's namespace if it restricts the operator to one.
-func CacheOptions(cfg *configv1alpha1.Configuration, all []kinds.Kind) (cache.Options, error) {
-	var enabled, every []engine.Adapter
-	for _, name := range cfg.EnabledSchemes {
-		k, err := lookup(all, name)
-		if err != nil {
-			return cache.Options{}, err
-		}
-		fw, err := k.NewFramework(cfg)
-		if err != nil {
-			return cache.Options{}, fmt.Errorf("%s: %w", name, err)
-		}
-		enabled = append(enabled, fw)
+// cacheOptions are the manager's informer cache options (engine.CacheOptions):
+// what the engine reads of the enabled kinds, and cfg's namespace if it
+// restricts the operator to one.
+func cacheOptions(cfg *configv1alpha1.Configuration, ad adapters) cache.Options {
+	enabled := make([]engine.Adapter, 0, len(ad.enabled))
+	for _, k := range ad.enabled {
+		enabled = append(enabled, k.fw)
 	}
-	for _, k := range all {
-		fw, err := k.NewFramework(cfg)
-		if err != nil {
-			continue // reported above if the kind is enabled
-		}
-		every = append(every, fw)
-	}
-	return engine.CacheOptions(cfg.Namespace, enabled, every), nil
+	return engine.CacheOptions(cfg.Namespace, enabled, ad.every)
 }
