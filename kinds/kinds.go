@@ -8,12 +8,13 @@
 //
 // The build reads the table too: hack/crdpatch takes each CRD's default
 // container name from it, and hack/chart (make chart-sync) renders the
-// chart's and the kustomize overlays' lists of kinds from it.
+// chart's and the kustomize overlays' lists of kinds, and the Configuration
+// API's scheme names, from it.
 //
 // Adding a kind: its API type in apis/kubeflow.org/v1 (with the Job
-// methods) and its name in the Configuration API (AllSchemes), an adapter
-// package under controllers/ (with the RBAC markers of its resources), its
-// validation and webhook markers in webhooks/, and one register line in All.
+// methods), an adapter package under controllers/ (with the RBAC markers
+// of its resources), its validation and webhook markers in webhooks/, and
+// one register line in All.
 package kinds
 
 import (
@@ -37,7 +38,8 @@ import (
 )
 
 // All returns the registration of every job kind, in the order their
-// controllers and webhooks are set up (that of configv1alpha1.AllSchemes).
+// controllers and webhooks are set up (make chart-sync writes the
+// Configuration API's configv1alpha1.AllSchemes from it).
 func All() []Kind {
 	return []Kind{
 		register[kubeflowv1.PyTorchJob](newPyTorch, webhooks.ValidatePyTorchJob),

@@ -20,23 +20,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
-// Names of the six job kinds (schemes) the operator can run. They are the
-// values accepted by enabledSchemes and as keys of controller.concurrency.
-const (
-	SchemePyTorchJob = "PyTorchJob"
-	SchemeTFJob      = "TFJob"
-	SchemeMPIJob     = "MPIJob"
-	SchemeXGBoostJob = "XGBoostJob"
-	SchemePaddleJob  = "PaddleJob"
-	SchemeJAXJob     = "JAXJob"
-)
-
-// AllSchemes returns the names of every supported job kind, in the order
-// controllers are set up. The slice is a fresh copy on every call.
-func AllSchemes() []string {
-	return []string{SchemePyTorchJob, SchemeTFJob, SchemeMPIJob, SchemeXGBoostJob, SchemePaddleJob, SchemeJAXJob}
-}
-
 // CertManagement selects where the webhook serving certificate comes from.
 type CertManagement string
 

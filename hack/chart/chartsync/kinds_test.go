@@ -34,7 +34,7 @@ func TestKindFilesUpToDate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, p := range []string{ChartKinds, ChartValuesSchema, KubeflowRoles, CRDKustomization} {
+	for _, p := range []string{ChartKinds, ChartValuesSchema, KubeflowRoles, CRDKustomization, ConfigSchemes} {
 		got, err := os.ReadFile(filepath.Join(repoRoot, p))
 		if err != nil {
 			t.Fatal(err)
