@@ -129,7 +129,7 @@ test: ## Run every test: unit and integration (race detector), e2e and the quick
 test-unit: ## Unit tests (no cluster), under the race detector.
 	@mkdir -p $(dir $(TEST_SUMMARY))
 	$(GOTESTSUM) --post-run-command "go run ./hack/testsummary -suite unit -summary $(TEST_SUMMARY)" -- \
-		-race -count=1 $$(go list ./... | grep -v -e /e2e/suite -e /e2e/cluster -e /test/integration)
+		-race -count=1 $$(go list ./... | grep -v -e /e2e/suite -e /harness/cluster -e /test/integration)
 
 # kubectl-facing checks run the control plane's kubectl (first in PATH).
 .PHONY: test-integration
@@ -137,7 +137,7 @@ test-integration: controlplane ## Integration tests on a real local apiserver, u
 	@mkdir -p $(dir $(TEST_SUMMARY))
 	KUBEBUILDER_ASSETS=$(CONTROLPLANE_BIN) PATH=$(CONTROLPLANE_BIN):$$PATH \
 		$(GOTESTSUM) --post-run-command "go run ./hack/testsummary -suite integration -summary $(TEST_SUMMARY)" -- \
-		-race -count=1 -timeout $(TEST_TIMEOUT) -p $(TEST_PARALLEL) ./test/integration/... ./e2e/cluster/...
+		-race -count=1 -timeout $(TEST_TIMEOUT) -p $(TEST_PARALLEL) ./test/integration/... ./harness/cluster/...
 
 # The alert rules and dashboard on Prometheus' own code. Not in make test:
 # compiling Prometheus costs 10-15 CPU-minutes cold, more than the CI

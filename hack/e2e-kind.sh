@@ -2,7 +2,7 @@
 # Runs the e2e suite (e2e/suite) on a kind cluster: the operator image from
 # `make image`, installed with the Helm chart; KWOK (from the kwok Go module)
 # simulates the GPU nodes of e2e/kind/nodes.yaml with the pod stages of
-# e2e/cluster/kwok-stages.yaml, as in the local control plane of `make e2e`.
+# harness/cluster/kwok-stages.yaml, as in the local control plane of `make e2e`.
 #
 # Needs a running Docker engine, kind and kubectl; helm is taken from PATH or
 # from `make controlplane`. Environment:
@@ -98,7 +98,7 @@ kc apply --server-side -k "${overlay}"
 kc -n kube-system rollout status deployment/kwok-controller --timeout=3m
 kc wait --for=condition=Established crd/stages.kwok.x-k8s.io --timeout=1m
 # The same stages as the local control plane (defaults + annotation-driven pod exit).
-kc apply --server-side -f e2e/cluster/kwok-stages.yaml
+kc apply --server-side -f harness/cluster/kwok-stages.yaml
 
 log "installing the chart into ${NAMESPACE}"
 "${HELM}" install training-operator charts/training-operator \

@@ -32,8 +32,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kubeflowv1 "github.com/seed-d8a409e9/training-operator/apis/kubeflow.org/v1"
-	"github.com/seed-d8a409e9/training-operator/e2e/childproc"
 	"github.com/seed-d8a409e9/training-operator/e2e/kueueproc"
+	"github.com/seed-d8a409e9/training-operator/harness/childproc"
 )
 
 const (

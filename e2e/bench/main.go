@@ -15,7 +15,7 @@ limitations under the License.
 */
 
 // Command bench measures a training operator on the local control plane
-// (package e2e/cluster): job throughput and latency, the API requests,
+// (package harness/cluster): job throughput and latency, the API requests,
 // reconciles, status writes and Events per job, its CPU and memory, a
 // restart at scale and a whole-job restart by a failure policy, next to
 // the raw limit of the same control plane, and evaluates the performance

@@ -35,7 +35,9 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
-	"github.com/seed-d8a409e9/training-operator/e2e/childproc"
+	configv1alpha1 "github.com/seed-d8a409e9/training-operator/apis/config/v1alpha1"
+	"github.com/seed-d8a409e9/training-operator/harness/childproc"
+	"github.com/seed-d8a409e9/training-operator/harness/operatorproc"
 )
 
 // defaultOperatorArgs are appended to the fixed v1 flags unless
@@ -89,7 +91,7 @@ func startOperator(ctx context.Context, bin, extraArgs, dir string, api *rest.Co
 		return nil, err
 	}
 	cfgPath := filepath.Join(dir, "operator-config.yaml")
-	if err := os.WriteFile(cfgPath, []byte(operatorConfig(ports[2], filepath.Join(dir, "webhook-certs"))), 0o644); err != nil {
+	if err := operatorproc.Write(cfgPath, operatorConfig(ports[2], filepath.Join(dir, "webhook-certs"))); err != nil {
 		return nil, err
 	}
 	o := &operator{
@@ -182,20 +184,12 @@ func (o *operator) restartWith(ctx context.Context, extra ...string) error {
 }
 
 // operatorConfig is the Configuration for this repository's operator.
-func operatorConfig(webhookPort int, certDir string) string {
-	return fmt.Sprintf(`apiVersion: config.training-operator.io/v1alpha1
-kind: Configuration
-# Out of cluster there is no service-account namespace to take the Lease's
-# from; used only with --leader-elect.
-leaderElection:
-  resourceNamespace: default
-webhook:
-  host: 127.0.0.1
-  port: %d
-  certDir: %q
-  certManagement: self-signed
-  clientURL: https://127.0.0.1:%d
-`, webhookPort, certDir, webhookPort)
+func operatorConfig(webhookPort int, certDir string) *configv1alpha1.Configuration {
+	cfg := operatorproc.Local(webhookPort, certDir, "")
+	// Out of cluster there is no service-account namespace to take the
+	// Lease's from; used only with --leader-elect.
+	cfg.LeaderElection.ResourceNamespace = "default"
+	return cfg
 }
 
 // writeKubeconfig writes a kubeconfig for cfg's server, CA and client

@@ -22,7 +22,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/seed-d8a409e9/training-operator/e2e/childproc"
+	"github.com/seed-d8a409e9/training-operator/harness/childproc"
 )
 
 // processCPUSeconds is utime+stime of a process from /proc/<pid>/stat.

@@ -22,7 +22,7 @@ import (
 	"time"
 
 	kubeflowv1 "github.com/seed-d8a409e9/training-operator/apis/kubeflow.org/v1"
-	"github.com/seed-d8a409e9/training-operator/e2e/cluster"
+	"github.com/seed-d8a409e9/training-operator/harness/cluster"
 )
 
 // retained (--full) leaves n finished 4-replica jobs with their pods in the

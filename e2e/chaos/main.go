@@ -16,7 +16,7 @@ limitations under the License.
 
 // Command chaos injects faults into the operator and its control plane
 // while a burst of jobs of all six kinds runs on the local control plane
-// (package e2e/cluster), then checks that nothing was lost or duplicated:
+// (package harness/cluster), then checks that nothing was lost or duplicated:
 // every job ends as designed, restartCount is exact where the design fixes
 // it (and for tracked jobs, with backoffLimit or failurePolicy, counts every
 // deletion exactly once), a failure policy's restarts match its budget and

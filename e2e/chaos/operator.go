@@ -21,14 +21,16 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
 
-	"github.com/seed-d8a409e9/training-operator/e2e/childproc"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/seed-d8a409e9/training-operator/harness/childproc"
+	"github.com/seed-d8a409e9/training-operator/harness/operatorproc"
 )
 
 // Lease timing of the failover scenario, written into the operator's
@@ -80,23 +82,13 @@ func newOperator(bin, dir, name, kubeconfig, webhookURL string, leaderElect bool
 		logPath:     filepath.Join(dir, "operator-"+name+".log"),
 	}
 	cfgPath := filepath.Join(dir, "operator-"+name+".yaml")
-	cfg := fmt.Sprintf(`apiVersion: config.training-operator.io/v1alpha1
-kind: Configuration
-leaderElection:
-  leaderElect: %t
-  resourceNamespace: %s
-  leaseDuration: %s
-  renewDeadline: %s
-  retryPeriod: %s
-webhook:
-  host: 127.0.0.1
-  port: %d
-  certDir: %q
-  certManagement: self-signed
-  clientURL: %s
-`, leaderElect, leaseNS, leaseDuration, renewDeadline, retryPeriod, ports[2],
-		filepath.Join(dir, "certs-"+name), webhookURL)
-	if err := os.WriteFile(cfgPath, []byte(cfg), 0o644); err != nil {
+	cfg := operatorproc.Local(ports[2], filepath.Join(dir, "certs-"+name), webhookURL)
+	cfg.LeaderElection.LeaderElect = leaderElect
+	cfg.LeaderElection.ResourceNamespace = leaseNS
+	cfg.LeaderElection.LeaseDuration = &metav1.Duration{Duration: leaseDuration}
+	cfg.LeaderElection.RenewDeadline = &metav1.Duration{Duration: renewDeadline}
+	cfg.LeaderElection.RetryPeriod = &metav1.Duration{Duration: retryPeriod}
+	if err := operatorproc.Write(cfgPath, cfg); err != nil {
 		return nil, err
 	}
 	o.args = []string{

@@ -14,8 +14,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/seed-d8a409e9/training-operator/e2e/childproc"
+	configv1alpha1 "github.com/seed-d8a409e9/training-operator/apis/config/v1alpha1"
 	"github.com/seed-d8a409e9/training-operator/e2e/kueueproc"
+	"github.com/seed-d8a409e9/training-operator/harness/childproc"
 )
 
 const (
@@ -124,7 +125,10 @@ func (p *kueueProcess) restartOperator(ctx context.Context) {
 		restartOperator(ctx, dir)
 		return
 	}
-	restartOperator(ctx, dir, fmt.Sprintf("kueue:\n  integration: operator\n  configFile: %s\n", p.configPath))
+	restartOperator(ctx, dir, func(c *configv1alpha1.Configuration) {
+		c.Kueue.Integration = configv1alpha1.KueueIntegrationOperator
+		c.Kueue.ConfigFile = p.configPath
+	})
 }
 
 // writeConfig writes Kueue's configuration for the current mode (plus

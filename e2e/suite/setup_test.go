@@ -8,7 +8,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -19,8 +18,10 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/seed-d8a409e9/training-operator/e2e/childproc"
-	"github.com/seed-d8a409e9/training-operator/e2e/cluster"
+	configv1alpha1 "github.com/seed-d8a409e9/training-operator/apis/config/v1alpha1"
+	"github.com/seed-d8a409e9/training-operator/harness/childproc"
+	"github.com/seed-d8a409e9/training-operator/harness/cluster"
+	"github.com/seed-d8a409e9/training-operator/harness/operatorproc"
 	"github.com/seed-d8a409e9/training-operator/test/testjobs"
 	"github.com/seed-d8a409e9/training-operator/test/util"
 )
@@ -33,7 +34,7 @@ const (
 )
 
 // nodesFile holds the fake nodes shared with the kind path: the GPU nodes
-// mirror e2e/cluster's, plus a CPU-only node.
+// mirror harness/cluster's, plus a CPU-only node.
 func nodesFile() string { return filepath.Join(util.RepoRoot(), "e2e", "kind", "nodes.yaml") }
 
 // startLocal brings up the local control plane and the operator (process 1).
@@ -124,35 +125,26 @@ type operatorProcess struct {
 
 // startOperator runs bin/manager like `make dev` does: a Configuration with
 // the webhook server on 127.0.0.1, reached by URL (clientURL), self-signed
-// certificates, and free ports for everything; extra is appended to it
-// (top-level Configuration fields, e.g. kueue:).
-func startOperator(workDir, kubeconfig string, extra ...string) *operatorProcess {
+// certificates, and free ports for everything; change edits it (e.g. the
+// kueue settings).
+func startOperator(workDir, kubeconfig string, change ...func(*configv1alpha1.Configuration)) *operatorProcess {
 	bin := filepath.Join(util.RepoRoot(), "bin", "manager")
 	Expect(bin).To(BeAnExistingFile(), "build the operator first: make build")
 	dir := filepath.Join(workDir, "operator")
 	Expect(os.MkdirAll(dir, 0o755)).To(Succeed())
 
 	ports := freePorts(3)
-	metrics, health, webhook := localAddr(ports[0]), localAddr(ports[1]), localAddr(ports[2])
-	config := fmt.Sprintf(`apiVersion: config.training-operator.io/v1alpha1
-kind: Configuration
-leaderElection:
-  leaderElect: true
-  resourceNamespace: default
-metrics:
-  bindAddress: %s
-health:
-  probeBindAddress: %s
-webhook:
-  host: 127.0.0.1
-  port: %d
-  certDir: %s
-  certManagement: self-signed
-  clientURL: https://%s
-`, metrics, health, ports[2], filepath.Join(dir, "certs"), webhook) + strings.Join(extra, "")
+	metrics, health := localAddr(ports[0]), localAddr(ports[1])
+	config := operatorproc.Local(ports[2], filepath.Join(dir, "certs"), "")
+	config.LeaderElection.LeaderElect = true
+	config.LeaderElection.ResourceNamespace = "default"
+	config.Metrics.BindAddress = metrics
+	config.Health.ProbeBindAddress = health
+	for _, c := range change {
+		c(config)
+	}
 	configPath := filepath.Join(dir, "config.yaml")
-	Expect(os.WriteFile(configPath, []byte(config), 0o644)).To(Succeed())
-
+	Expect(operatorproc.Write(configPath, config)).To(Succeed())
 	proc, err := childproc.Start(childproc.Spec{
 		Name:    "the operator",
 		Bin:     bin,

@@ -5,7 +5,7 @@
 // Two ways to run it:
 //
 //   - Local (default, `make e2e`): process 1 starts the local control plane of
-//     e2e/cluster (4 KWOK nodes x 8 GPUs plus one CPU-only node from
+//     harness/cluster (4 KWOK nodes x 8 GPUs plus one CPU-only node from
 //     e2e/kind/nodes.yaml), installs the CRDs (and the PodGroup CRDs of
 //     config/crd/external), and runs bin/manager out of cluster with webhooks
 //     reached by URL.
@@ -42,7 +42,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/seed-d8a409e9/training-operator/e2e/cluster"
+	"github.com/seed-d8a409e9/training-operator/harness/cluster"
 	"github.com/seed-d8a409e9/training-operator/test/util"
 )
 

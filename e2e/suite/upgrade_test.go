@@ -15,6 +15,7 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	configv1alpha1 "github.com/seed-d8a409e9/training-operator/apis/config/v1alpha1"
 	kubeflowv1 "github.com/seed-d8a409e9/training-operator/apis/kubeflow.org/v1"
 	"github.com/seed-d8a409e9/training-operator/test/testjobs"
 )
@@ -220,8 +221,8 @@ var _ = Describe("Upgrade from v1 in place", Serial, func() {
 
 // restartOperator starts bin/manager again in its own work directory and
 // points the suite's metrics and log at it.
-func restartOperator(ctx context.Context, dir string, extra ...string) {
-	operator = startOperator(filepath.Join(env.WorkDir(), dir), env.KubeconfigPath(), extra...)
+func restartOperator(ctx context.Context, dir string, change ...func(*configv1alpha1.Configuration)) {
+	operator = startOperator(filepath.Join(env.WorkDir(), dir), env.KubeconfigPath(), change...)
 	cfg.MetricsURL, cfg.OperatorLog = operator.metricsURL, operator.LogPath()
 	operator.waitReady(ctx)
 	waitWebhookServing(ctx)

@@ -15,7 +15,7 @@ limitations under the License.
 */
 
 // Command sandbox is the `make dev` sandbox: it starts a local control plane
-// with fake GPU nodes (package e2e/cluster), applies the project's CRDs,
+// with fake GPU nodes (package harness/cluster), applies the project's CRDs,
 // optionally runs a command (e.g. the operator) against it, and keeps
 // everything running until SIGINT/SIGTERM.
 package main
@@ -48,7 +48,7 @@ import (
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/yaml"
 
-	"github.com/seed-d8a409e9/training-operator/e2e/cluster"
+	"github.com/seed-d8a409e9/training-operator/harness/cluster"
 )
 
 func main() {

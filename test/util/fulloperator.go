@@ -29,7 +29,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 
 	configv1alpha1 "github.com/seed-d8a409e9/training-operator/apis/config/v1alpha1"
-	"github.com/seed-d8a409e9/training-operator/e2e/childproc"
+	"github.com/seed-d8a409e9/training-operator/harness/childproc"
 	"github.com/seed-d8a409e9/training-operator/internal/operator"
 	"github.com/seed-d8a409e9/training-operator/internal/serving/cert"
 )

@@ -19,7 +19,7 @@ limitations under the License.
 // config/overlays) and the RBAC derived from config/rbac/role.yaml. Rendered
 // manifests are parsed into objects and asserted (no golden files); the
 // install tests run helm and kubectl against a real local API server
-// (e2e/cluster) and run the operator in-process as the installed
+// (harness/cluster) and run the operator in-process as the installed
 // ServiceAccount to prove the RBAC is sufficient.
 package chart_test
 

@@ -1,5 +1,5 @@
 // Package controller_test runs the job engine in-process against a real
-// kube-apiserver, controller manager, scheduler and KWOK (e2e/cluster).
+// kube-apiserver, controller manager, scheduler and KWOK (harness/cluster).
 package controller_test
 
 import (
@@ -25,7 +25,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	kubeflowv1 "github.com/seed-d8a409e9/training-operator/apis/kubeflow.org/v1"
-	"github.com/seed-d8a409e9/training-operator/e2e/cluster"
+	"github.com/seed-d8a409e9/training-operator/harness/cluster"
 	"github.com/seed-d8a409e9/training-operator/test/util"
 )
 

@@ -1,5 +1,5 @@
 // Package gang_test runs gang scheduling end to end on a real local control
-// plane (e2e/cluster): Volcano and scheduler-plugins PodGroups (their CRDs
+// plane (harness/cluster): Volcano and scheduler-plugins PodGroups (their CRDs
 // installed during the test, their schedulers stood in for by kube-scheduler
 // profiles), and the native Kubernetes 1.37 Workload/PodGroup with the real
 // GangScheduling plugin on 2 nodes x 8 fake GPUs.
@@ -30,7 +30,7 @@ import (
 	kubeflowv1 "github.com/seed-d8a409e9/training-operator/apis/kubeflow.org/v1"
 	schedpluginsv1alpha1 "github.com/seed-d8a409e9/training-operator/apis/scheduling/v1alpha1"
 	"github.com/seed-d8a409e9/training-operator/controllers/gang"
-	"github.com/seed-d8a409e9/training-operator/e2e/cluster"
+	"github.com/seed-d8a409e9/training-operator/harness/cluster"
 	"github.com/seed-d8a409e9/training-operator/test/testjobs"
 	"github.com/seed-d8a409e9/training-operator/test/util"
 )

@@ -15,7 +15,7 @@ limitations under the License.
 */
 
 // Package hostile_test sends malformed and hostile jobs through a real API
-// server (e2e/cluster) to the operator running in-process with its webhooks
+// server (harness/cluster) to the operator running in-process with its webhooks
 // and controllers, and checks that each is either rejected with a field
 // path or accepted and handled (a condition, an event, or a running job),
 // while the operator never panics nor hot-loops, measured on
@@ -42,7 +42,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	kubeflowv1 "github.com/seed-d8a409e9/training-operator/apis/kubeflow.org/v1"
-	"github.com/seed-d8a409e9/training-operator/e2e/cluster"
+	"github.com/seed-d8a409e9/training-operator/harness/cluster"
 	"github.com/seed-d8a409e9/training-operator/kinds"
 	"github.com/seed-d8a409e9/training-operator/test/util"
 )

@@ -15,7 +15,7 @@ limitations under the License.
 */
 
 // Package security_test runs the operator in-process on a real local
-// control plane (e2e/cluster) with nothing but the RBAC the Helm chart
+// control plane (harness/cluster) with nothing but the RBAC the Helm chart
 // installs (every API call impersonates the chart's ServiceAccount) and
 // checks its security properties: the secure metrics endpoint
 // authenticates and authorizes callers, the webhook and metrics servers
@@ -48,7 +48,7 @@ import (
 
 	configv1alpha1 "github.com/seed-d8a409e9/training-operator/apis/config/v1alpha1"
 	"github.com/seed-d8a409e9/training-operator/controllers/gang"
-	"github.com/seed-d8a409e9/training-operator/e2e/cluster"
+	"github.com/seed-d8a409e9/training-operator/harness/cluster"
 	"github.com/seed-d8a409e9/training-operator/internal/config"
 	"github.com/seed-d8a409e9/training-operator/test/util"
 )

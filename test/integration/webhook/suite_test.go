@@ -16,7 +16,7 @@ limitations under the License.
 
 // Package webhook_test runs the admission webhooks and the built-in
 // certificate management in-process against a real kube-apiserver
-// (e2e/cluster). The generated webhook configurations (config/webhook,
+// (harness/cluster). The generated webhook configurations (config/webhook,
 // rendered like kustomize does) are installed as in a deployment; the
 // operator injects its CA bundle and, since the local cluster has no
 // kube-proxy, points them at https://127.0.0.1:<port> (webhook.clientURL).
@@ -46,8 +46,8 @@ import (
 
 	configv1alpha1 "github.com/seed-d8a409e9/training-operator/apis/config/v1alpha1"
 	kubeflowv1 "github.com/seed-d8a409e9/training-operator/apis/kubeflow.org/v1"
-	"github.com/seed-d8a409e9/training-operator/e2e/childproc"
-	"github.com/seed-d8a409e9/training-operator/e2e/cluster"
+	"github.com/seed-d8a409e9/training-operator/harness/childproc"
+	"github.com/seed-d8a409e9/training-operator/harness/cluster"
 	"github.com/seed-d8a409e9/training-operator/internal/config"
 	"github.com/seed-d8a409e9/training-operator/internal/operator"
 	"github.com/seed-d8a409e9/training-operator/internal/serving/cert"

@@ -47,7 +47,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
-	"github.com/seed-d8a409e9/training-operator/e2e/childproc"
+	"github.com/seed-d8a409e9/training-operator/harness/childproc"
 )
 
 const (

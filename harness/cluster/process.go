@@ -22,7 +22,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/seed-d8a409e9/training-operator/e2e/childproc"
+	"github.com/seed-d8a409e9/training-operator/harness/childproc"
 )
 
 // startProcess starts bin with args; stdout and stderr go to logDir/<name>.log
