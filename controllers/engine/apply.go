@@ -26,10 +26,6 @@ import (
 // write. planErr is the planning's error.
 func (r *Reconciler[J]) apply(ctx context.Context, key types.NamespacedName, cached, job J, p *plan, planErr error) (ctrl.Result, error) {
 	planErr = errors.Join(planErr, r.writeChildren(ctx, job, p))
-	if !p.stale {
-		// Whatever the pass decided, once its status is written.
-		p.release, p.track, p.releasedOld = r.releasable(job, &p.status, p.listed)
-	}
 	if !p.jobDeleted {
 		delay, err := r.writeStatus(ctx, cached, &p.status)
 		if err != nil {

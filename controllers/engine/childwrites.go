@@ -38,9 +38,6 @@ type childWrites struct {
 	teardown bool
 	// deleteJob deletes the job: its TTL after finishing has passed.
 	deleteJob bool
-	// then records in the status what holds only once all the writes above
-	// are done (the job runs, succeeded, or is suspended).
-	then func()
 }
 
 // createBatch is children created together, and the template warnings to
@@ -50,18 +47,34 @@ type createBatch struct {
 	warnings []event
 }
 
-// writeChildren carries out p.children, the conflicts of its creates
-// recorded in p.status and its events recorded at once (as v1 does).
+// writeChildren carries out p.children; once every write succeeded, the
+// status planned for that (plan.afterWrites) becomes the pass's. The
+// conflicts of its creates are recorded in the status either way, and
+// their events at once (as v1 does).
 func (r *Reconciler[J]) writeChildren(ctx context.Context, job J, p *plan) error {
+	conflicts, created, err := r.runChildWrites(ctx, job, p)
+	if err == nil {
+		p.takeAfterWrites()
+	}
+	if created {
+		r.recordConflicts(job, p, conflicts, p.now)
+	}
+	return err
+}
+
+// runChildWrites runs the planned child writes in order; created says the
+// creates ran, with conflicts the names someone else holds.
+func (r *Reconciler[J]) runChildWrites(ctx context.Context, job J, p *plan) (conflicts []string, created bool, err error) {
 	w := &p.children
 	for _, o := range w.adopt {
 		if err := r.adopt(ctx, o, map[string]string{kubeflowv1.ReplicaIndexLabel: "0"}); err != nil {
-			return fmt.Errorf("adopting %s: %w", o.GetName(), err)
+			return nil, false, fmt.Errorf("adopting %s: %w", o.GetName(), err)
 		}
 	}
 	if w.sync {
-		if err := r.createBatches(ctx, job, p); err != nil {
-			return err
+		created = true
+		if conflicts, err = r.createBatches(ctx, job, p); err != nil {
+			return conflicts, created, err
 		}
 	}
 	pods, markErr := w.deletePods, error(nil)
@@ -69,37 +82,33 @@ func (r *Reconciler[J]) writeChildren(ctx context.Context, job J, p *plan) error
 		pods, markErr = r.markSuspended(ctx, job, pods, p.now)
 	}
 	if err := errors.Join(markErr, r.deletePods(ctx, job, pods), r.deleteServices(ctx, job, w.deleteServices)); err != nil {
-		return err
+		return conflicts, created, err
 	}
 	if w.teardown {
 		if g := r.gang(job); g != nil {
 			if err := g.Delete(ctx, r.gangJob(job)); err != nil {
-				return err
+				return conflicts, created, err
 			}
 		}
 		if _, err := r.reconcileExtraChildren(ctx, job, nil, false); err != nil {
-			return err
+			return conflicts, created, err
 		}
 	}
 	if w.deleteJob {
 		if err := r.deleteJob(ctx, job, p); err != nil {
-			return err
+			return conflicts, created, err
 		}
 	}
-	if w.then != nil {
-		w.then()
-	}
-	return nil
+	return conflicts, created, nil
 }
 
 // createBatches creates the planned children batch by batch, with one event
 // per kind of child per pass, not one per object: a 1000-worker job would
 // otherwise spend as many requests on events as on pods.
-func (r *Reconciler[J]) createBatches(ctx context.Context, job J, p *plan) error {
+func (r *Reconciler[J]) createBatches(ctx context.Context, job J, p *plan) ([]string, error) {
 	var conflicts []string
 	var created createdChildren
 	defer created.emit(r.recorder, job)
-	now := p.now
 	for _, b := range p.children.creates {
 		c, err := r.createChildren(ctx, job, b.objs, &created)
 		if created.madePods {
@@ -110,10 +119,8 @@ func (r *Reconciler[J]) createBatches(ctx context.Context, job J, p *plan) error
 		created.madePods = false
 		conflicts = append(conflicts, c...)
 		if err != nil {
-			r.recordConflicts(job, p, conflicts, now)
-			return err
+			return conflicts, err
 		}
 	}
-	r.recordConflicts(job, p, conflicts, now)
-	return nil
+	return conflicts, nil
 }

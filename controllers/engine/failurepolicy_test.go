@@ -495,7 +495,8 @@ func TestReleasable(t *testing.T) {
 	r := &Reconciler[*kubeflowv1.PyTorchJob]{fw: resolve(fakeFramework{})}
 	job := testjobs.MakePyTorchJob("j", "ns").Workers(1).FailurePolicy(testjobs.MakeFailurePolicy(1).Obj()).Obj()
 	st := kubeflowv1.JobStatus{Restarts: ptr.To(int32(1)), CountedPods: []string{"counted", "counted-gone"}}
-	release, track, lastOld := r.releasable(job, &st, ch)
+	rel := r.releasable(job, &st, ch)
+	release, track, lastOld := rel.release, rel.track, rel.releasedOld
 	// A succeeded pod of the current attempt is held while the job runs.
 	if diff := cmp.Diff([]string{"counted-gone", "older-gone"}, podNamesOf(release)); diff != "" {
 		t.Errorf("release while running (-want +got):\n%s", diff)
@@ -504,27 +505,29 @@ func TestReleasable(t *testing.T) {
 		t.Error("lastOld with an old pod (older) still held")
 	}
 	ch2 := children{allPods: []*corev1.Pod{running, olderGone}}
-	if _, _, lastOld := r.releasable(job, &st, ch2); !lastOld {
+	if !r.releasable(job, &st, ch2).releasedOld {
 		t.Error("the last old pod released: lastOld = false")
 	}
 	if diff := cmp.Diff([]string{"legacy"}, podNamesOf(track)); diff != "" {
 		t.Errorf("track (-want +got):\n%s", diff)
 	}
 	st.Conditions = []kubeflowv1.JobCondition{{Type: kubeflowv1.JobFailed, Status: corev1.ConditionTrue}}
-	release, track, _ = r.releasable(job, &st, ch)
+	rel = r.releasable(job, &st, ch)
+	release, track = rel.release, rel.track
 	if diff := cmp.Diff([]string{"running", "succeeded", "counted", "failed", "older", "counted-gone", "older-gone"}, podNamesOf(release)); diff != "" || track != nil {
 		t.Errorf("release when finished (-want +got):\n%s (track %v)", diff, podNamesOf(track))
 	}
 	// A job that is not tracked (no backoffLimit, no failurePolicy) keeps none.
 	plain := testjobs.MakePyTorchJob("j", "ns").Workers(1).Obj()
-	release, _, _ = r.releasable(plain, &kubeflowv1.JobStatus{}, ch)
+	release = r.releasable(plain, &kubeflowv1.JobStatus{}, ch).release
 	if len(release) != 7 {
 		t.Errorf("untracked job keeps finalizers: released %v", podNamesOf(release))
 	}
 	// With pod tracking off, a running tracked job's pods lose it too.
 	r.fw.noTracking = true
 	st.Conditions = nil
-	release, track, _ = r.releasable(job, &st, ch)
+	rel = r.releasable(job, &st, ch)
+	release, track = rel.release, rel.track
 	if len(release) != 7 || track != nil {
 		t.Errorf("pod tracking off: released %v, tracked %v", podNamesOf(release), podNamesOf(track))
 	}

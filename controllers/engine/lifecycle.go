@@ -81,14 +81,14 @@ func finishedCleanPodPolicy(rp *kubeflowv1.RunPolicy, st *kubeflowv1.JobStatus) 
 // suspend plans tearing children down and records Suspended, once, when
 // they are.
 func (r *Reconciler[J]) suspend(job J, ch children, p *plan, now metav1.Time) {
-	st := &p.status
 	kind := r.fw.Kind()
 	msg := fmt.Sprintf("%s %s is suspended.", kind, job.GetName())
 	w := &p.children
 	w.deletePods, w.deleteServices = cleanup(ch, kubeflowv1.CleanPodPolicyAll, false)
 	w.suspending = true
 	w.teardown = true
-	w.then = func() {
+	p.ifWritten(func(q *plan) {
+		st := &q.status
 		for _, rs := range st.ReplicaStatuses {
 			rs.Active = 0
 		}
@@ -97,9 +97,9 @@ func (r *Reconciler[J]) suspend(job J, ch children, p *plan, now metav1.Time) {
 		}
 		if !hasCondition(st, kubeflowv1.JobSuspended) {
 			setCondition(st, newCondition(kubeflowv1.JobSuspended, corev1.ConditionTrue, kind+reasonSuspended, msg, now))
-			p.event(corev1.EventTypeNormal, kind+reasonSuspended, "%s", msg)
+			q.event(corev1.EventTypeNormal, kind+reasonSuspended, "%s", msg)
 		}
-	}
+	})
 }
 
 // ttlExpired says a finished job's ttlSecondsAfterFinished has passed, else

@@ -55,7 +55,7 @@ func TestFinishCleansUp(t *testing.T) {
 			r := &Reconciler[*kubeflowv1.PyTorchJob]{fw: resolve(fakeFramework{}), memory: NewJobMemory(nil)}
 			p := &plan{status: *tc.status.DeepCopy()}
 			r.finish(job, bucketChildren(job.Spec.PyTorchReplicaSpecs, pods, nil, nil), p)
-			if diff := cmp.Diff(tc.want, writesOf(p.children)); diff != "" {
+			if diff := cmp.Diff(tc.want, writesOf(p)); diff != "" {
 				t.Errorf("child writes (-want +got):\n%s", diff)
 			}
 		})

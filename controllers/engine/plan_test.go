@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"sync/atomic"
 	"testing"
 
@@ -17,9 +19,14 @@ import (
 	"github.com/seed-d8a409e9/training-operator/test/testjobs"
 )
 
-// writesOf lists planned child writes in the order apply runs them.
-func writesOf(w childWrites) []string {
+// writesOf lists what a plan says the pass does, in the order apply runs
+// it: the child writes, "then" and the conditions the status has once
+// they succeeded, and the pod writes after the status write (releases and
+// retry deletions; "then release" are those of the status after the child
+// writes).
+func writesOf(p *plan) []string {
 	var out []string
+	w := p.children
 	for _, o := range w.adopt {
 		out = append(out, "adopt "+o.GetName())
 	}
@@ -44,32 +51,61 @@ func writesOf(w childWrites) []string {
 	if w.deleteJob {
 		out = append(out, "delete job")
 	}
-	if w.then != nil {
-		out = append(out, "then")
+	podWrites := func(prefix string, r releases) {
+		for _, pod := range r.release {
+			out = append(out, prefix+"release "+pod.Name)
+		}
+		for _, pod := range r.track {
+			out = append(out, prefix+"track "+pod.Name)
+		}
+		if r.releasedOld {
+			out = append(out, prefix+"released old attempt")
+		}
+	}
+	podWrites("", p.releases)
+	if a := p.afterWrites; a != nil {
+		out = append(out, "then "+strings.Join(conditionTypes(a.status), ","))
+		podWrites("then ", a.releases)
+	}
+	for _, pod := range p.retryDeletes {
+		out = append(out, "retry-delete pod "+pod.Name)
 	}
 	return out
 }
 
 // Planning a pass writes nothing to the job's children: every write is in
-// the plan, and apply carries it out.
+// the plan, releases and a whole-job restart's deletions included, and
+// apply carries it out.
 func TestPlanPassOnlyPlansChildWrites(t *testing.T) {
 	finished := func(j *kubeflowv1.PyTorchJob) {
 		j.Status.Conditions = []kubeflowv1.JobCondition{cond(kubeflowv1.JobSucceeded, corev1.ConditionTrue, "PyTorchJobSucceeded")}
 	}
+	allPods := []string{"j-master-0", "j-worker-0", "j-worker-1"}
+	each := func(prefix string) []string {
+		var out []string
+		for _, p := range allPods {
+			out = append(out, prefix+p)
+		}
+		return out
+	}
 	cases := map[string]struct {
-		// change turns the job whose children exist into the one planned.
+		// job is the job created (default: 1 master, 2 workers).
+		job *kubeflowv1.PyTorchJob
+		// change turns the job whose children exist into the one planned;
+		// pods changes its pods.
 		change func(*kubeflowv1.PyTorchJob)
+		pods   func(*harness)
 		fresh  bool
 		want   []string
 	}{
 		"new job": {fresh: true, want: []string{
 			"create[0] service j-master-0", "create[0] pod j-master-0",
 			"create[0] service j-worker-0", "create[0] pod j-worker-0",
-			"create[0] service j-worker-1", "create[0] pod j-worker-1", "then"}},
-		"nothing missing": {change: func(*kubeflowv1.PyTorchJob) {}, want: []string{"then"}},
+			"create[0] service j-worker-1", "create[0] pod j-worker-1", "then Created=True"}},
+		"nothing missing": {change: func(*kubeflowv1.PyTorchJob) {}, want: []string{"then Created=True"}},
 		"scaled down": {
 			change: func(j *kubeflowv1.PyTorchJob) { j.Spec.PyTorchReplicaSpecs["Worker"].Replicas = new(int32(1)) },
-			want:   []string{"delete pod j-worker-1", "delete service j-worker-1", "then"}},
+			want:   []string{"delete pod j-worker-1", "delete service j-worker-1", "then Created=True"}},
 		"finished, cleanPodPolicy All": {
 			change: func(j *kubeflowv1.PyTorchJob) {
 				finished(j)
@@ -87,7 +123,24 @@ func TestPlanPassOnlyPlansChildWrites(t *testing.T) {
 		"suspended": {
 			change: func(j *kubeflowv1.PyTorchJob) { j.Spec.RunPolicy.Suspend = new(true) },
 			want: []string{"delete pod j-master-0", "delete pod j-worker-0", "delete pod j-worker-1",
-				"delete service j-master-0", "delete service j-worker-0", "delete service j-worker-1", "teardown", "then"}},
+				"delete service j-master-0", "delete service j-worker-0", "delete service j-worker-1", "teardown",
+				"then Created=True,Suspended=True"}},
+		"tracked, finished: every finalizer released": {
+			job:    testjobs.MakePyTorchJob("j", "ns").UID("job-uid").Master(1).Workers(2).BackoffLimit(3).Obj(),
+			change: finished,
+			want:   append([]string{"teardown"}, each("release ")...)},
+		"tracked, suspended: released once suspended": {
+			job:    testjobs.MakePyTorchJob("j", "ns").UID("job-uid").Master(1).Workers(2).BackoffLimit(3).Obj(),
+			change: func(j *kubeflowv1.PyTorchJob) { j.Spec.RunPolicy.Suspend = new(true) },
+			want: slices.Concat([]string{"delete pod j-master-0", "delete pod j-worker-0", "delete pod j-worker-1",
+				"delete service j-master-0", "delete service j-worker-0", "delete service j-worker-1", "teardown"},
+				each("release "), []string{"then Created=True,Suspended=True"}, each("then release "))},
+		"failure policy: a failed worker restarts the whole job": {
+			job: testjobs.MakePyTorchJob("j", "ns").UID("job-uid").Master(1).Workers(2).
+				RestartPolicy(kubeflowv1.RestartPolicyNever).FailurePolicy(testjobs.MakeFailurePolicy(2).Obj()).Obj(),
+			change: func(*kubeflowv1.PyTorchJob) {},
+			pods:   func(h *harness) { h.failPod("j-worker-1", 1) },
+			want:   each("retry-delete pod ")},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -99,7 +152,11 @@ func TestPlanPassOnlyPlansChildWrites(t *testing.T) {
 				}
 				return nil
 			}
-			h := newHarness(t, fakeFramework{}, testjobs.MakePyTorchJob("j", "ns").UID("job-uid").Master(1).Workers(2).Obj(), Options{}, interceptor.Funcs{
+			job := tc.job
+			if job == nil {
+				job = testjobs.MakePyTorchJob("j", "ns").UID("job-uid").Master(1).Workers(2).Obj()
+			}
+			h := newHarness(t, fakeFramework{}, job, Options{}, interceptor.Funcs{
 				Create: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.CreateOption) error {
 					return errors.Join(deny("create", obj), c.Create(ctx, obj, opts...))
 				},
@@ -115,6 +172,9 @@ func TestPlanPassOnlyPlansChildWrites(t *testing.T) {
 			})
 			if !tc.fresh {
 				h.reconcile()
+				if tc.pods != nil {
+					tc.pods(h)
+				}
 				job := h.job()
 				tc.change(job)
 				st := job.Status.DeepCopy() // the spec update returns the stored status
@@ -126,7 +186,7 @@ func TestPlanPassOnlyPlansChildWrites(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			job := h.job()
+			job = h.job()
 			job.ApplyDefaults()
 			p := &plan{status: *job.JobStatus().DeepCopy()}
 			planning.Store(true)
@@ -134,8 +194,8 @@ func TestPlanPassOnlyPlansChildWrites(t *testing.T) {
 				t.Fatalf("planPass: %v", err)
 			}
 			planning.Store(false)
-			if diff := cmp.Diff(tc.want, writesOf(p.children)); diff != "" {
-				t.Errorf("planned child writes (-want +got):\n%s", diff)
+			if diff := cmp.Diff(tc.want, writesOf(p)); diff != "" {
+				t.Errorf("planned writes (-want +got):\n%s", diff)
 			}
 		})
 	}
@@ -199,6 +259,43 @@ func TestUnbuildablePodPlansNoCreates(t *testing.T) {
 		t.Fatal("planPass: want the Worker's build error")
 	}
 	if p.children.sync || len(p.children.creates) > 0 {
-		t.Errorf("planned creates %v (sync %v), want none", writesOf(p.children), p.children.sync)
+		t.Errorf("planned creates %v (sync %v), want none", writesOf(p), p.children.sync)
+	}
+}
+
+// succeedingFramework's rule says the job succeeded once succeed is set.
+type succeedingFramework struct {
+	fakeFramework
+	succeed *atomic.Bool
+}
+
+func (f succeedingFramework) Evaluate(*kubeflowv1.PyTorchJob, ReplicaView) Verdict {
+	if f.succeed.Load() {
+		return Verdict{Succeeded: true, SucceededMessage: "done"}
+	}
+	return Verdict{}
+}
+
+// The pass that records success releases the pods' tracking finalizers:
+// apply takes the releases of the status the child writes lead to, not
+// those of the status before them.
+func TestReleasesFollowTheRecordedOutcome(t *testing.T) {
+	succeed := &atomic.Bool{}
+	job := testjobs.MakePyTorchJob("j", "ns").UID("job-uid").Master(1).Workers(1).BackoffLimit(3).Obj()
+	h := newHarness(t, succeedingFramework{succeed: succeed}, job, Options{}, interceptor.Funcs{})
+	h.reconcile()
+	pods := h.pods()
+	if len(pods) != 2 || !hasTrackingFinalizer(&pods[0]) {
+		t.Fatalf("want 2 tracked pods, got %d (finalizers %v)", len(pods), pods[0].Finalizers)
+	}
+	succeed.Store(true)
+	h.reconcile()
+	if !hasCondition(&h.job().Status, kubeflowv1.JobSucceeded) {
+		t.Fatalf("job not Succeeded: %v", conditionTypes(h.job().Status))
+	}
+	for _, p := range h.pods() {
+		if hasTrackingFinalizer(&p) {
+			t.Errorf("pod %s keeps its tracking finalizer after the pass that recorded success", p.Name)
+		}
 	}
 }

@@ -60,13 +60,13 @@ func (r *Reconciler[J]) listChildren(ctx context.Context, job client.Object) ([]
 	return pods, svcs, nil
 }
 
-// planCreates plans the creation of missing pods and Services by index and
+// planChildCreates plans the creation of missing pods and Services by index and
 // the deletion of the ones past the spec (scale down): all of a job's
 // missing children in one batch, or one batch per replica type in the
 // framework's order for frameworks that need it (OrderedCreation). apply
 // creates them in bounded parallel fan-out. A pod that cannot be built
 // plans nothing: the pass fails and is retried.
-func (r *Reconciler[J]) planCreates(job J, ch children, specs map[kubeflowv1.ReplicaType]*kubeflowv1.ReplicaSpec, p *plan, gang GangScheduler) error {
+func (r *Reconciler[J]) planChildCreates(job J, ch children, specs map[kubeflowv1.ReplicaType]*kubeflowv1.ReplicaSpec, p *plan, gang GangScheduler) error {
 	var creates []createBatch
 	var batch createBatch
 	for _, rt := range r.fw.ReplicaTypes(job) {

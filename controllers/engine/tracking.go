@@ -137,11 +137,12 @@ func untrackedLive(pods []*corev1.Pod) []*corev1.Pod {
 // for its successor while the pod may still be deleted by name. Releasing
 // it just before its delete instead costs a pass per pod leaving for
 // little time saved (make bench restart-policy-128; see the README).
-func (r *Reconciler[J]) releasable(job J, st *kubeflowv1.JobStatus, ch children) (release, track []*corev1.Pod, lastOld bool) {
+func (r *Reconciler[J]) releasable(job J, st *kubeflowv1.JobStatus, ch children) releases {
 	rp := r.fw.RunPolicy(job)
 	if IsFinished(st) || (rp.Suspend != nil && *rp.Suspend) || !r.fw.tracked(rp) {
-		return withFinalizer(ch.allPods), nil, false
+		return releases{release: withFinalizer(ch.allPods)}
 	}
+	var release, track []*corev1.Pod
 	old, oldReleased := 0, 0
 	counted := countedSet(st.CountedPods)
 	tolerance := r.fw.tolerance
@@ -178,7 +179,7 @@ func (r *Reconciler[J]) releasable(job J, st *kubeflowv1.JobStatus, ch children)
 			track = append(track, pod)
 		}
 	}
-	return release, track, old > 0 && oldReleased == old
+	return releases{release: release, track: track, releasedOld: old > 0 && oldReleased == old}
 }
 
 // deletionConfirmed reports a pod deleted with no grace period left: the
