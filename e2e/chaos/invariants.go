@@ -18,7 +18,6 @@ package main
 
 import (
 	"fmt"
-	"math"
 	"sort"
 	"strconv"
 	"time"
@@ -47,6 +46,7 @@ const (
 	ruleNotReady     = "not-ready"         // a restarted operator did not answer /readyz within readyWithin
 	ruleNoReconcile  = "no-reconcile"      // the replica taking over reconciled nothing within reconcileWithin
 	ruleCreate       = "job-create-failed" // the harness could not create a job
+	ruleHistoryGap   = "history-gap"       // the recorder relisted: what happened before the list is unknown
 )
 
 // violation is one broken invariant.
@@ -88,10 +88,10 @@ type checkStats struct {
 	// harness (KWOK deletes by name and can hit a replacement): each is a
 	// legitimate retry, so bounds on retries and incarnations widen by them.
 	InfraDeletions int `json:"infraDeletions"`
-	// GapJobs are jobs that lived across a watch gap; their incarnations
-	// are checked only from above.
-	GapJobs int `json:"gapJobs"`
 }
+
+// recorderJob names the harness's own recorder in violations about it.
+const recorderJob = "(recorder)"
 
 // check applies every invariant and returns the violations sorted by job.
 func check(in checkInput) ([]violation, checkStats) {
@@ -107,6 +107,12 @@ func check(in checkInput) ([]violation, checkStats) {
 	checkTwoLive(in.History.Pods, add)
 	checkSticky(in.History.Jobs, add)
 	checkCounters(in.History.Jobs, add)
+	// The recorder's watches resume from their last revision; a relist
+	// means one could not, and no bound below holds across what it missed
+	// (a pod made and deleted meanwhile is in no list).
+	for _, g := range in.History.Gaps {
+		add(recorderJob, ruleHistoryGap, "the recorder's watch relisted at %s: changes before it may be missing", g.Format(time.TimeOnly))
+	}
 
 	span := jobSpans(in.History.Jobs)
 	harness := map[string]bool{}
@@ -136,9 +142,6 @@ func check(in checkInput) ([]violation, checkStats) {
 		}
 
 		pods := podsByJob[key]
-		if e.Suspend && overlapsGap(span[key], in.History.Gaps) {
-			pods = relistedAsSuspended(pods)
-		}
 		// Cleanup deletions follow the terminal status write; its observation
 		// is precise to the millisecond, the condition's time only to the second.
 		finishedAt := span[key].to
@@ -149,39 +152,14 @@ func check(in checkInput) ([]violation, checkStats) {
 		if e.MaxRestarts != nil {
 			dels = policyDeletions(pods, harness, finishedAt, final.TerminalAt)
 		}
-		gap := overlapsGap(span[key], in.History.Gaps)
-		if gap {
-			stats.GapJobs++
-			// A relist replays what it missed out of order: when a deletion
-			// came relative to the outcome is unknown.
-			dels.racing = dels.total()
-		} else {
-			dels.seen = dels.seenBy(in.Leaderless)
-		}
+		dels.seen = dels.seenBy(in.Leaderless)
 		stats.InfraDeletions += dels.infraN
 
 		lo, hi := restartCountBounds(e, dels)
-		if gap && e.MaxRestarts == nil && e.Design != designBackoff {
-			// No sound upper bound exists here. Every count above the
-			// design's comes from a running pod deleted by others (KWOK
-			// deletes by name after an apiserver restart), and one made
-			// and deleted while the recorder's watch was down is in no
-			// relist: nothing the harness reads (pods, job status, events,
-			// which the operator writes and may itself lose) counts them.
-			// Only designBackoff's backoffLimit caps the count; the other
-			// designs have no limit to bound them by.
-			hi = unbounded
-		}
 		if rc := final.RestartCount; rc < lo || rc > hi {
 			add(key, ruleRestartCount, "restartCount %d, want %s (%s)", rc, bounds(lo, hi), describe(e, dels))
 		}
 		lo, hi, counted := restartsBounds(e, dels)
-		if gap && e.MaxRestarts != nil && e.Design != designFPRestart && e.Design != designFPLostNode {
-			hi = *e.MaxRestarts // deletions while the watch was down are never seen
-			if e.Design == designFPDisrupt || e.Design == designFPSuspend {
-				hi = unbounded
-			}
-		}
 		if r := final.Restarts; r < lo || r > hi {
 			add(key, ruleRestarts, "restarts %d, want %s (%s)", r, bounds(lo, hi), describe(e, dels))
 		}
@@ -192,7 +170,7 @@ func check(in checkInput) ([]violation, checkStats) {
 		if final.RestartsCounted != want {
 			add(key, ruleRestarts, "restartsCountTowardsMax %d of restarts %d, want %d (%s)", final.RestartsCounted, final.Restarts, want, describe(e, dels))
 		}
-		checkAttempts(key, e, final, pods, gap, add)
+		checkAttempts(key, e, final, pods, add)
 		if e.LostPod != "" {
 			checkLostPod(key, e, in.LostPods[key], add)
 		}
@@ -202,7 +180,7 @@ func check(in checkInput) ([]violation, checkStats) {
 		// new leader looks, and its finishing pass rightly creates nothing
 		// (seed 42 failover, pt-ok-096).
 		decidedLeaderless := within(lastFinish(pods, finishedAt), in.Leaderless)
-		checkIncarnations(key, e, final, pods, dels, in.Disrupted[key], gap, decidedLeaderless, add)
+		checkIncarnations(key, e, final, pods, dels, in.Disrupted[key], decidedLeaderless, add)
 		if !final.TerminalAt.IsZero() {
 			for _, p := range firstSeen(pods) {
 				// Both times have one-second resolution.
@@ -248,25 +226,6 @@ func lostAt(spans []lostSpan, t time.Time) bool {
 	return false
 }
 
-// relistedAsSuspended marks as the suspension's the pods of a suspended
-// job whose going was learnt from a relist: their mark was in no event the
-// recorder's broken watch delivered (seed 4's apiserver restart took a
-// suspension's three deletions with it).
-func relistedAsSuspended(pods []podObs) []podObs {
-	relisted := map[string]bool{}
-	for _, p := range pods {
-		if p.Gone && p.Relisted {
-			relisted[p.UID] = true
-		}
-	}
-	out := make([]podObs, len(pods))
-	for i, p := range pods {
-		p.Suspended = p.Suspended || relisted[p.UID]
-		out[i] = p
-	}
-	return out
-}
-
 // suspendedUIDs are the pods seen with the operator's suspension mark: it
 // deleted them because their job was suspended, which is neither a failure
 // nor someone else's deletion, and their replacements after the resume
@@ -281,15 +240,9 @@ func suspendedUIDs(pods []podObs) map[string]bool {
 	return out
 }
 
-// unbounded is an upper bound that a watch gap leaves unknown.
-const unbounded = math.MaxInt32
-
 func bounds(lo, hi int32) string {
-	switch hi {
-	case lo:
+	if hi == lo {
 		return fmt.Sprint(lo)
-	case unbounded:
-		return fmt.Sprintf(">= %d", lo)
 	}
 	return fmt.Sprintf("%d..%d", lo, hi)
 }
@@ -643,7 +596,7 @@ func describe(e expectation, d deletions) string {
 // only once their predecessors are gone (all of the job's with
 // BlockingRecreate, the same replica's with Recreate). Without a policy no
 // pod carries the label.
-func checkAttempts(key string, e expectation, final jobObs, pods []podObs, gap bool,
+func checkAttempts(key string, e expectation, final jobObs, pods []podObs,
 	add func(job, rule, format string, args ...any)) {
 	if e.MaxRestarts == nil {
 		for _, p := range firstSeen(pods) {
@@ -678,16 +631,14 @@ func checkAttempts(key string, e expectation, final jobObs, pods []podObs, gap b
 	if newest > int(final.Restarts) {
 		add(key, ruleAttempts, "a pod of attempt %d, restarts %d", newest, final.Restarts)
 	}
-	if !gap { // pods made and gone during a watch gap are not seen
-		var missing []int
-		for a := 0; a <= int(final.Restarts); a++ {
-			if !seen[a] {
-				missing = append(missing, a)
-			}
+	var missing []int
+	for a := 0; a <= int(final.Restarts); a++ {
+		if !seen[a] {
+			missing = append(missing, a)
 		}
-		if len(missing) > 0 {
-			add(key, ruleAttempts, "restarts %d, no pod of attempt(s) %v", final.Restarts, missing)
-		}
+	}
+	if len(missing) > 0 {
+		add(key, ruleAttempts, "restarts %d, no pod of attempt(s) %v", final.Restarts, missing)
 	}
 	checkOverlap(key, e, pods, add)
 }
@@ -762,7 +713,7 @@ func checkCounters(jobs []jobObs, add func(job, rule, format string, args ...any
 }
 
 // checkIncarnations compares distinct pod UIDs per name with the design.
-func checkIncarnations(key string, e expectation, final jobObs, pods []podObs, dels deletions, d disruption, gap, decidedLeaderless bool,
+func checkIncarnations(key string, e expectation, final jobObs, pods []podObs, dels deletions, d disruption, decidedLeaderless bool,
 	add func(job, rule, format string, args ...any)) {
 	uids := map[string]map[string]bool{}
 	suspended := map[string]int{} // by name: pods a suspension ended
@@ -787,7 +738,7 @@ func checkIncarnations(key string, e expectation, final jobObs, pods []podObs, d
 	if len(uids) > e.Replicas {
 		add(key, ruleUnknownPod, "%d pod names, the job has %d replicas", len(uids), e.Replicas)
 	}
-	if e.Outcome == "Succeeded" && len(uids) < e.Replicas && !gap && !decidedLeaderless {
+	if e.Outcome == "Succeeded" && len(uids) < e.Replicas && !decidedLeaderless {
 		add(key, ruleIncarnations, "only %d of %d replicas ever had a pod", len(uids), e.Replicas)
 	}
 	names := make([]string, 0, len(uids))
@@ -831,9 +782,6 @@ func checkIncarnations(key string, e expectation, final jobObs, pods []podObs, d
 			// kubelet, can hold it for a minute after an apiserver restart),
 			// it left the job without one.
 			lo = min(lo, 1)
-		}
-		if gap {
-			lo = 0 // pods created and deleted during a watch gap are not seen
 		}
 		if got < lo || got > hi {
 			add(key, ruleIncarnations, "pod %s had %d incarnations, want %s (%s)",
@@ -888,15 +836,6 @@ func jobSpans(jobs []jobObs) map[string]timeSpan {
 func within(t time.Time, spans []timeSpan) bool {
 	for _, o := range spans {
 		if !t.IsZero() && !t.Before(o.from) && !t.After(o.to) {
-			return true
-		}
-	}
-	return false
-}
-
-func overlapsGap(s timeSpan, gaps []time.Time) bool {
-	for _, g := range gaps {
-		if !g.Before(s.from.Add(-2*time.Second)) && (s.to.IsZero() || !g.After(s.to.Add(2*time.Second))) {
 			return true
 		}
 	}

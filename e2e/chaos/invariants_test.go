@@ -464,9 +464,7 @@ func TestCheckOverlapAcrossRelist(t *testing.T) {
 		}
 		pods = append(pods, life(6, "m1", "master", "1", "", 0, 9)[2:]...)
 		pods = append(pods, life(6, "w1", "worker", "1", corev1.PodFailed, 8, 9)[2:]...)
-		c := fpInput(1, 1, kubeflowv1.RestartStrategyBlockingRecreate, pods)
-		c.History.Gaps = []time.Time{at(6)}
-		return c
+		return fpInput(1, 1, kubeflowv1.RestartStrategyBlockingRecreate, pods)
 	}
 	relisted := podOf(6, "m0", "master", "0", corev1.PodRunning)
 	relisted.Gone, relisted.Relisted = true, true
@@ -481,15 +479,24 @@ func TestCheckOverlapAcrossRelist(t *testing.T) {
 
 // A replacement made and deleted while the watch was down (seed 7,
 // tf-disrupt-181) is counted by the operator but never seen by the
-// recorder: across a gap the count has no upper bound; without one it has.
-func TestCheckRestartCountAcrossGap(t *testing.T) {
+// recorder: no bound holds across a relist, so the relist itself is a
+// violation, and the bounds stay what they are without one.
+func TestCheckHistoryGap(t *testing.T) {
 	in := disruptInput(true, 2, 5)
 	if vs, _ := check(in); rules(vs) != ruleRestartCount {
 		t.Errorf("no gap: violations %q, want %q: %+v", rules(vs), ruleRestartCount, vs)
 	}
 	in.History.Gaps = []time.Time{at(10)}
-	if vs, _ := check(in); len(vs) != 0 {
-		t.Errorf("across a gap: violations %+v, want none", vs)
+	if vs, _ := check(in); rules(vs) != ruleHistoryGap+","+ruleRestartCount {
+		t.Errorf("across a gap: violations %q, want %q: %+v", rules(vs), ruleHistoryGap+","+ruleRestartCount, vs)
+	}
+	ok := disruptInput(true, 1, 5)
+	if vs, _ := check(ok); len(vs) != 0 {
+		t.Fatalf("no gap, as designed: violations %+v, want none", vs)
+	}
+	ok.History.Gaps = []time.Time{at(10)}
+	if vs, _ := check(ok); rules(vs) != ruleHistoryGap || vs[0].Job != recorderJob {
+		t.Errorf("a gap in an otherwise clean run: violations %+v, want one %q of %s", vs, ruleHistoryGap, recorderJob)
 	}
 }
 
@@ -743,27 +750,5 @@ func TestTookOver(t *testing.T) {
 		if got := tookOver(tc.before, tc.after); got != tc.want {
 			t.Errorf("tookOver(%q, %q) = %v, want %v", tc.before, tc.after, got, tc.want)
 		}
-	}
-}
-
-// A suspension whose deletions went while the recorder's watch was broken:
-// the pods' going is learnt from a relist, without their mark.
-func TestCheckSuspensionAcrossWatchGap(t *testing.T) {
-	in := suspendInput(true, 0, 0)
-	for i := range in.History.Pods {
-		p := &in.History.Pods[i]
-		p.Suspended = false
-		if p.Gone && (p.UID == "m0" || p.UID == "w0") {
-			p.Relisted = true
-		}
-	}
-	in.History.Gaps = []time.Time{at(5.1)}
-	if vs, _ := check(in); len(vs) != 0 {
-		t.Errorf("violations %+v, want none", vs)
-	}
-	// Without the gap the same unmarked deletions are someone else's.
-	in.History.Gaps = nil
-	if vs, _ := check(in); len(vs) == 0 {
-		t.Error("unmarked deletions outside a gap: no violation")
 	}
 }

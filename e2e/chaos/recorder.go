@@ -29,24 +29,25 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/dynamic/dynamicinformer"
-	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
+	watchtools "k8s.io/client-go/tools/watch"
 
 	kubeflowv1 "github.com/seed-d8a409e9/training-operator/apis/kubeflow.org/v1"
 )
 
 // recorder watches a scenario's namespace from before the first job is
 // created and keeps every pod and job observation in arrival order, for
-// the invariant checker. Informers resume their watches after apiserver
-// outages; when they must relist, what happened in between is lost, so
-// every watch error and every list after the first sync is kept as a gap.
-// A watch that ends with "resource version too old" (the usual outcome of
-// an apiserver restart) relists without reporting an error, so the lists
-// themselves are counted.
+// the invariant checker. Its watches resume after apiserver and etcd
+// outages from the last revision they delivered; were one to relist
+// instead, what happened in between would be lost, so every watch error
+// and every list after the first sync is kept as a gap, which the checker
+// reports as a violation. A watch that ends with "resource version too
+// old" relists without reporting an error, so the lists themselves are
+// counted.
 type recorder struct {
 	mu       sync.Mutex
 	synced   bool
@@ -111,7 +112,9 @@ func (j jobObs) terminal() bool { return j.Succeeded || j.Failed }
 func newRecorder() *recorder { return &recorder{podState: map[string]podObs{}} }
 
 // start runs informers on pods with the job-name label and on all six job
-// kinds in ns, and returns once their caches have synced.
+// kinds in ns, and returns once their caches have synced. Their watches
+// resume from the last resourceVersion they delivered (resumingListWatch),
+// so an apiserver restart or an etcd pause loses no event.
 func (r *recorder) start(ctx context.Context, cfg *rest.Config, ns string) error {
 	cfg = rest.CopyConfig(cfg)
 	cfg.QPS, cfg.Burst = 100, 200
@@ -124,9 +127,16 @@ func (r *recorder) start(ctx context.Context, cfg *rest.Config, ns string) error
 	if err != nil {
 		return err
 	}
-	pf := informers.NewSharedInformerFactoryWithOptions(cs, 0, informers.WithNamespace(ns),
-		informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = kubeflowv1.JobNameLabel }))
-	podInf := pf.Core().V1().Pods().Informer()
+	pods := cs.CoreV1().Pods(ns)
+	podInf := cache.NewSharedIndexInformer(resumingListWatch(
+		func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+			o.LabelSelector = kubeflowv1.JobNameLabel
+			return pods.List(ctx, o)
+		},
+		func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
+			o.LabelSelector = kubeflowv1.JobNameLabel
+			return pods.Watch(ctx, o)
+		}), &corev1.Pod{}, 0, cache.Indexers{})
 	if err := podInf.SetWatchErrorHandler(r.watchError); err != nil {
 		return err
 	}
@@ -137,10 +147,12 @@ func (r *recorder) start(ctx context.Context, cfg *rest.Config, ns string) error
 	}); err != nil {
 		return err
 	}
-	df := dynamicinformer.NewFilteredDynamicSharedInformerFactory(dc, 0, ns, nil)
-	var synced []cache.InformerSynced
+	infs := []cache.SharedIndexInformer{podInf}
 	for _, k := range kinds {
-		inf := df.ForResource(k.gvr()).Informer()
+		jobs := dc.Resource(k.gvr()).Namespace(ns)
+		inf := cache.NewSharedIndexInformer(resumingListWatch(
+			func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) { return jobs.List(ctx, o) },
+			jobs.Watch), &unstructured.Unstructured{}, 0, cache.Indexers{})
 		if err := inf.SetWatchErrorHandler(r.watchError); err != nil {
 			return err
 		}
@@ -152,11 +164,13 @@ func (r *recorder) start(ctx context.Context, cfg *rest.Config, ns string) error
 		}); err != nil {
 			return err
 		}
+		infs = append(infs, inf)
+	}
+	var synced []cache.InformerSynced
+	for _, inf := range infs {
+		go inf.RunWithContext(ctx)
 		synced = append(synced, inf.HasSynced)
 	}
-	pf.Start(ctx.Done())
-	df.Start(ctx.Done())
-	synced = append(synced, podInf.HasSynced)
 	if !cache.WaitForCacheSync(ctx.Done(), synced...) {
 		return fmt.Errorf("recorder: informers did not sync")
 	}
@@ -165,6 +179,30 @@ func (r *recorder) start(ctx context.Context, cfg *rest.Config, ns string) error
 	r.mu.Unlock()
 	return nil
 }
+
+// resumingListWatch lists with list and watches with watch through a
+// RetryWatcher: a watch that ends with an error event (an etcd timeout
+// while etcd is paused, say), on which the informer would relist and lose
+// what changed in between, is taken up again from the last resourceVersion
+// delivered. The chaos cluster keeps every revision for it (no watch cache,
+// no compaction: see env.go). Only a 410 Gone ends the watch; the informer
+// then relists, which listSpy records as a gap.
+func resumingListWatch(list cache.ListWithContextFunc, watchFn cache.WatchFuncWithContext) cache.ListerWatcher {
+	inner := &cache.ListWatch{WatchFuncWithContext: watchFn}
+	return resumingLW{ListWatch: &cache.ListWatch{
+		ListWithContextFunc: list,
+		WatchFuncWithContext: func(wctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
+			return watchtools.NewRetryWatcherWithContext(wctx, o.ResourceVersion, inner)
+		},
+	}}
+}
+
+// resumingLW is a ListWatch the reflector lists from instead of streaming
+// the list through a watch (WatchList), whose initial events a
+// RetryWatcher cannot resume.
+type resumingLW struct{ *cache.ListWatch }
+
+func (resumingLW) IsWatchListSemanticsUnSupported() bool { return true }
 
 // isList reports whether a request lists a collection: a plain list, or
 // (client-go's WatchListClient, on by default) a watch that streams the

@@ -72,7 +72,6 @@ type Result struct {
 	Violations     []violation `json:"violations"`
 	InfraDeletions int         `json:"infraDeletions"`
 	WatchGaps      int         `json:"watchGaps"`
-	GapJobs        int         `json:"gapJobs"`
 
 	MeanToProgressSeconds         float64 `json:"meanFaultToProgressSeconds"`
 	MaxToProgressSeconds          float64 `json:"maxFaultToProgressSeconds"`
@@ -132,8 +131,8 @@ func (r *Report) Markdown() string {
 	b.WriteString("\n")
 	for _, res := range r.Results {
 		fmt.Fprintf(&b, "## %s\n\n", res.Scenario)
-		fmt.Fprintf(&b, "Jobs by kind: %s. By design: %s; tracked (backoffLimit or failurePolicy): %d. Whole-job restarts: %d. Pods deleted by the harness: %d; by others (infra): %d. Jobs suspended and resumed by the harness: %d (pods marked suspended: %d). Watch gaps: %d (jobs across one: %d).\n\n",
-			counts(res.Kinds), counts(res.Designs), res.Tracked, res.WholeJobRestarts, res.Disrupted, res.InfraDeletions, res.Suspended, res.SuspendedPods, res.WatchGaps, res.GapJobs)
+		fmt.Fprintf(&b, "Jobs by kind: %s. By design: %s; tracked (backoffLimit or failurePolicy): %d. Whole-job restarts: %d. Pods deleted by the harness: %d; by others (infra): %d. Jobs suspended and resumed by the harness: %d (pods marked suspended: %d). Watch gaps (relists of the recorder, each a violation): %d.\n\n",
+			counts(res.Kinds), counts(res.Designs), res.Tracked, res.WholeJobRestarts, res.Disrupted, res.InfraDeletions, res.Suspended, res.SuspendedPods, res.WatchGaps)
 		if res.Error != "" {
 			fmt.Fprintf(&b, "**Error:** %s\n\n", res.Error)
 		}

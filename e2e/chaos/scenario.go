@@ -336,7 +336,6 @@ func (r *run) summarize(res *Result, in checkInput, vs []violation, stats checkS
 	res.Violations = vs
 	res.InfraDeletions = stats.InfraDeletions
 	res.WatchGaps = len(in.History.Gaps)
-	res.GapJobs = stats.GapJobs
 	var sum, worst time.Duration
 	var n int
 	var lastEnd time.Time

@@ -100,6 +100,8 @@ type Options struct {
 	FeatureGates string
 	// RuntimeConfig is passed as --runtime-config to kube-apiserver.
 	RuntimeConfig string
+	// APIServerArgs are more kube-apiserver flags, after the cluster's own.
+	APIServerArgs []string
 	// KwokPodParallelism is how many pod stages (ready, exit, delete) KWOK
 	// plays at once; 0 keeps KWOK's default of 4. With 20,000 pods, KWOK's
 	// four workers, not the CPU, paced the whole cluster.
@@ -596,7 +598,7 @@ func (c *Cluster) apiserverArgs() []string {
 	if c.opts.RuntimeConfig != "" {
 		args = append(args, "--runtime-config="+c.opts.RuntimeConfig)
 	}
-	return args
+	return append(args, c.opts.APIServerArgs...)
 }
 
 func (c *Cluster) kcmArgs() []string {
