@@ -35,13 +35,12 @@ func helmPath(t *testing.T) string {
 	return p
 }
 
-// renderRules renders the chart's PrometheusRule (release namespace
-// kubeflow, the given --set values) and writes its spec, a Prometheus rule
-// file, to dir/rules.yaml.
-func renderRules(t *testing.T, dir string, sets ...string) string {
+// render renders one template of the chart (release training-operator in
+// namespace kubeflow, the given --set values) and decodes the one object it
+// makes, which must be of kind.
+func render(t *testing.T, template, kind string, obj any, sets ...string) {
 	t.Helper()
-	args := []string{"template", "training-operator", chartDir, "--namespace", "kubeflow",
-		"--show-only", "templates/prometheusrule.yaml", "--set", "metrics.prometheusRule.enabled=true"}
+	args := []string{"template", "training-operator", chartDir, "--namespace", releaseNS, "--show-only", template}
 	for _, s := range sets {
 		args = append(args, "--set", s)
 	}
@@ -53,13 +52,25 @@ func renderRules(t *testing.T, dir string, sets ...string) string {
 	if err != nil {
 		t.Fatalf("helm template: %v: %s", err, stderr.String())
 	}
+	var meta struct {
+		Kind string `json:"kind"`
+	}
+	if err := yaml.Unmarshal(out, &meta); err != nil || meta.Kind != kind {
+		t.Fatalf("%s: not a %s (%v):\n%s", template, kind, err, out)
+	}
+	if err := yaml.Unmarshal(out, obj); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// renderRules renders the chart's PrometheusRule (the given --set values)
+// and writes its spec, a Prometheus rule file, to dir/rules.yaml.
+func renderRules(t *testing.T, dir string, sets ...string) string {
+	t.Helper()
 	var pr struct {
-		Kind string          `json:"kind"`
 		Spec json.RawMessage `json:"spec"`
 	}
-	if err := yaml.Unmarshal(out, &pr); err != nil || pr.Kind != "PrometheusRule" {
-		t.Fatalf("not a PrometheusRule (%v):\n%s", err, out)
-	}
+	render(t, "templates/prometheusrule.yaml", "PrometheusRule", &pr, append([]string{"metrics.prometheusRule.enabled=true"}, sets...)...)
 	spec, err := yaml.JSONToYAML(pr.Spec)
 	if err != nil {
 		t.Fatal(err)
@@ -69,6 +80,48 @@ func renderRules(t *testing.T, dir string, sets ...string) string {
 		t.Fatal(err)
 	}
 	return path
+}
+
+// scrapeEndpoint is what the scrape takes from the chart's ServiceMonitor
+// endpoint (prometheus-operator's monitoring.coreos.com/v1 fields).
+type scrapeEndpoint struct {
+	Scheme          string `json:"scheme"`
+	Path            string `json:"path"`
+	BearerTokenFile string `json:"bearerTokenFile"`
+	TLSConfig       struct {
+		CA struct {
+			Secret struct {
+				Name string `json:"name"`
+				Key  string `json:"key"`
+			} `json:"secret"`
+		} `json:"ca"`
+		ServerName string `json:"serverName"`
+	} `json:"tlsConfig"`
+}
+
+// serviceMonitorEndpoint renders the chart's ServiceMonitor with secure
+// metrics and returns its one endpoint, after checking that it verifies
+// the server with ca.crt of the webhook certificate Secret (the CA the
+// test's certificate is signed by) and sends a ServiceAccount token.
+func serviceMonitorEndpoint(t *testing.T) scrapeEndpoint {
+	t.Helper()
+	var sm struct {
+		Spec struct {
+			Endpoints []scrapeEndpoint `json:"endpoints"`
+		} `json:"spec"`
+	}
+	render(t, "templates/servicemonitor.yaml", "ServiceMonitor", &sm, "metrics.serviceMonitor.enabled=true", "metrics.secure=true")
+	if len(sm.Spec.Endpoints) != 1 {
+		t.Fatalf("ServiceMonitor endpoints: %+v, want one", sm.Spec.Endpoints)
+	}
+	ep := sm.Spec.Endpoints[0]
+	if ca := ep.TLSConfig.CA.Secret; ca.Name != "training-operator-webhook-cert" || ca.Key != "ca.crt" {
+		t.Errorf("ServiceMonitor verifies with %s/%s, want the webhook certificate Secret's ca.crt", ca.Name, ca.Key)
+	}
+	if ep.BearerTokenFile != "/var/run/secrets/kubernetes.io/serviceaccount/token" {
+		t.Errorf("ServiceMonitor bearerTokenFile %q, want Prometheus' ServiceAccount token", ep.BearerTokenFile)
+	}
+	return ep
 }
 
 // dashboardQueries returns every PromQL query of the chart's dashboard:

@@ -42,9 +42,10 @@ import (
 	"github.com/seed-d8a409e9/training-operator/webhooks"
 )
 
-// The scrape as the chart's ServiceMonitor makes it: job label the
-// Service's name, the release namespace, HTTPS verified with the CA and
-// the Service's DNS name, a ServiceAccount token.
+// The scrape's job label is the Service's name, as prometheus-operator
+// makes it; the certificate's name is the Service's DNS name in the
+// release namespace. The rest of the scrape comes from the rendered
+// ServiceMonitor (serviceMonitorEndpoint).
 const (
 	scrapeJob  = "training-operator"
 	releaseNS  = "kubeflow"
@@ -300,19 +301,23 @@ type promHarness struct {
 func startPrometheus(t *testing.T, target, caFile, tokenFile, rulesFile string) *promHarness {
 	t.Helper()
 	logger := promslog.NewNopLogger()
+	// The ServiceMonitor's endpoint as prometheus-operator turns it into a
+	// scrape config, with the Secret's ca.crt and the token as local files.
+	ep := serviceMonitorEndpoint(t)
 	cfg, err := config.Load(fmt.Sprintf(`
 global:
   scrape_interval: 1s
   scrape_timeout: 1s
 scrape_configs:
   - job_name: %s
-    scheme: https
+    scheme: %s
+    metrics_path: %s
     authorization:
       credentials_file: %s
     tls_config:
       ca_file: %s
       server_name: %s
-`, scrapeJob, tokenFile, caFile, serverName), logger)
+`, scrapeJob, ep.Scheme, ep.Path, tokenFile, caFile, ep.TLSConfig.ServerName), logger)
 	if err != nil {
 		t.Fatal(err)
 	}
