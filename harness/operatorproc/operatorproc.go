@@ -20,6 +20,7 @@ limitations under the License.
 package operatorproc
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 
@@ -59,10 +60,26 @@ func Write(path string, cfg *configv1alpha1.Configuration) error {
 }
 
 // Marshal is cfg as YAML, with its apiVersion and kind; fields left unset
-// stay out, so the operator defaults them.
+// stay out, so the operator defaults them. Sections left empty stay out too
+// (the struct fields are written as {} otherwise), so that an older build
+// the bench compares with reads the file as long as it sets nothing that
+// build lacks.
 func Marshal(cfg *configv1alpha1.Configuration) ([]byte, error) {
 	c := cfg.DeepCopy()
 	c.APIVersion = configv1alpha1.GroupVersion.String()
 	c.Kind = "Configuration"
-	return yaml.Marshal(c)
+	data, err := json.Marshal(c)
+	if err != nil {
+		return nil, err
+	}
+	var fields map[string]any
+	if err := json.Unmarshal(data, &fields); err != nil {
+		return nil, err
+	}
+	for k, v := range fields {
+		if m, ok := v.(map[string]any); ok && len(m) == 0 {
+			delete(fields, k)
+		}
+	}
+	return yaml.Marshal(fields)
 }

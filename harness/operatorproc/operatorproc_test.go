@@ -24,6 +24,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/yaml"
 
 	configv1alpha1 "github.com/seed-d8a409e9/training-operator/apis/config/v1alpha1"
 	"github.com/seed-d8a409e9/training-operator/internal/config"
@@ -53,5 +54,26 @@ func TestWrittenConfigurationIsWhatTheOperatorReads(t *testing.T) {
 	}
 	if got.Webhook.ClientURL != "https://127.0.0.1:7000" || *got.Webhook.Port != 9443 || !got.LeaderElection.LeaderElect {
 		t.Errorf("read back %+v", got.Webhook)
+	}
+}
+
+// A section nothing sets is not written, so a build that lacks it (the
+// bench's --compare with an older binary) still reads the file.
+func TestUnsetSectionsAreNotWritten(t *testing.T) {
+	data, err := Marshal(Local(9443, "/tmp/certs", ""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var fields map[string]any
+	if err := yaml.Unmarshal(data, &fields); err != nil {
+		t.Fatal(err)
+	}
+	for _, unset := range []string{"kueue", "gangScheduling", "mpi", "metrics"} {
+		if _, ok := fields[unset]; ok {
+			t.Errorf("the unset section %q is written:\n%s", unset, data)
+		}
+	}
+	if _, ok := fields["webhook"]; !ok {
+		t.Errorf("the webhook section is missing:\n%s", data)
 	}
 }
