@@ -20,6 +20,7 @@ limitations under the License.
 package operatorproc
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -73,7 +74,9 @@ func Marshal(cfg *configv1alpha1.Configuration) ([]byte, error) {
 		return nil, err
 	}
 	var fields map[string]any
-	if err := json.Unmarshal(data, &fields); err != nil {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber() // numbers written as they were, not through float64
+	if err := dec.Decode(&fields); err != nil {
 		return nil, err
 	}
 	for k, v := range fields {
