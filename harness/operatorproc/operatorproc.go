@@ -20,8 +20,6 @@ limitations under the License.
 package operatorproc
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
 	"os"
 
@@ -60,29 +58,13 @@ func Write(path string, cfg *configv1alpha1.Configuration) error {
 	return os.WriteFile(path, data, 0o644)
 }
 
-// Marshal is cfg as YAML, with its apiVersion and kind; fields left unset
-// stay out, so the operator defaults them. Sections left empty stay out too
-// (the struct fields are written as {} otherwise), so that an older build
-// the bench compares with reads the file as long as it sets nothing that
-// build lacks.
+// Marshal is cfg as YAML, with its apiVersion and kind; fields and sections
+// left unset stay out, so the operator defaults them, and an older build the
+// bench compares with reads the file as long as it sets nothing that build
+// lacks.
 func Marshal(cfg *configv1alpha1.Configuration) ([]byte, error) {
 	c := cfg.DeepCopy()
 	c.APIVersion = configv1alpha1.GroupVersion.String()
 	c.Kind = "Configuration"
-	data, err := json.Marshal(c)
-	if err != nil {
-		return nil, err
-	}
-	var fields map[string]any
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber() // numbers written as they were, not through float64
-	if err := dec.Decode(&fields); err != nil {
-		return nil, err
-	}
-	for k, v := range fields {
-		if m, ok := v.(map[string]any); ok && len(m) == 0 {
-			delete(fields, k)
-		}
-	}
-	return yaml.Marshal(fields)
+	return yaml.Marshal(c)
 }

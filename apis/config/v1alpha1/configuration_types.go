@@ -47,6 +47,9 @@ const (
 type Configuration struct {
 	metav1.TypeMeta `json:",inline"`
 
+	// The sections are omitzero (omitempty never omits a struct), so a
+	// written Configuration holds only the sections that set something.
+
 	// Namespace restricts the operator to jobs, pods and services in one
 	// namespace. Empty (the default) watches all namespaces.
 	// Flag: --namespace (default: $KUBEFLOW_NAMESPACE).
@@ -62,44 +65,44 @@ type Configuration struct {
 
 	// GangScheduling configures PodGroup-based gang scheduling.
 	// +optional
-	GangScheduling GangScheduling `json:"gangScheduling,omitempty"`
+	GangScheduling GangScheduling `json:"gangScheduling,omitzero"`
 
 	// Controller configures the job reconcilers.
 	// +optional
-	Controller Controller `json:"controller,omitempty"`
+	Controller Controller `json:"controller,omitzero"`
 
 	// ClientConnection configures the operator's connection to the kube-apiserver.
 	// +optional
-	ClientConnection ClientConnection `json:"clientConnection,omitempty"`
+	ClientConnection ClientConnection `json:"clientConnection,omitzero"`
 
 	// Webhook configures the admission webhook server and its certificate.
 	// +optional
-	Webhook Webhook `json:"webhook,omitempty"`
+	Webhook Webhook `json:"webhook,omitzero"`
 
 	// Metrics configures the Prometheus metrics endpoint.
 	// +optional
-	Metrics Metrics `json:"metrics,omitempty"`
+	Metrics Metrics `json:"metrics,omitzero"`
 
 	// Health configures the liveness (/healthz) and readiness (/readyz) endpoint.
 	// +optional
-	Health Health `json:"health,omitempty"`
+	Health Health `json:"health,omitzero"`
 
 	// LeaderElection configures leader election between operator replicas.
 	// +optional
-	LeaderElection LeaderElection `json:"leaderElection,omitempty"`
+	LeaderElection LeaderElection `json:"leaderElection,omitzero"`
 
 	// PyTorchInitContainer configures the init container added to PyTorchJob
 	// workers that waits until the master is resolvable and reachable.
 	// +optional
-	PyTorchInitContainer PyTorchInitContainer `json:"pytorchInitContainer,omitempty"`
+	PyTorchInitContainer PyTorchInitContainer `json:"pytorchInitContainer,omitzero"`
 
 	// MPI configures MPIJob-specific settings.
 	// +optional
-	MPI MPI `json:"mpi,omitempty"`
+	MPI MPI `json:"mpi,omitzero"`
 
 	// Kueue configures how jobs are queued by Kueue (kueue.x-k8s.io).
 	// +optional
-	Kueue Kueue `json:"kueue,omitempty"`
+	Kueue Kueue `json:"kueue,omitzero"`
 }
 
 // GangScheduling configures gang scheduling. The backend is chosen per job:
